@@ -1,0 +1,3 @@
+from tooldiag.cli.main import main
+
+main()

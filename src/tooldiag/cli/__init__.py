@@ -1,0 +1,1 @@
+"""The ``tooldiag`` command line: one small module per command."""

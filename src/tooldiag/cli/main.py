@@ -1,0 +1,74 @@
+"""Entry point of the ``tooldiag`` command.
+
+Each command lives in its own module exposing ``register(app)``; this module only
+assembles them and turns :class:`~tooldiag.errors.UserError` into one clear line and
+exit status 2 (never a traceback).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+
+from tooldiag.errors import UserError
+
+#: Command modules, in the order their commands appear in ``--help``.
+COMMAND_MODULES = [
+    "tooldiag.cli.demo",
+    "tooldiag.cli.run",
+    "tooldiag.cli.import_",
+    "tooldiag.cli.export",
+]
+
+app = typer.Typer(
+    name="tooldiag",
+    help=(
+        "What tool-calling agents really do, and how far the LLM judges grading them can be "
+        "trusted.\n\nStart with `tooldiag demo` (offline, no API key), then "
+        "`tooldiag run bfcl --model openai/NAME --run-dir runs/NAME`."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+
+
+def _load_commands() -> None:
+    for module_name in COMMAND_MODULES:
+        module = importlib.import_module(module_name)
+        module.register(app)
+
+
+_load_commands()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; user errors print one line and exit with status 2."""
+    try:
+        app(args=argv, standalone_mode=False)
+    except UserError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        if exc.hint:
+            typer.echo(f"  fix: {exc.hint}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        typer.echo("interrupted; finished cases are stored, re-run the same command to resume", err=True)
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except Exception as exc:  # click usage errors arrive here in non-standalone mode
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if isinstance(exc, click.exceptions.Abort):
+            sys.exit(1)
+        raise
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,77 @@
+"""Resolve ``provider/model`` strings to backends.
+
+Providers register themselves with :func:`provider`; their modules (and the SDKs
+they need) are imported only when a model string names them, so a missing optional
+SDK costs nothing until it is used, and then yields the exact install command.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from tooldiag.errors import UnknownModelError
+from tooldiag.models.base import ModelBackend, ModelOptions
+
+Factory = Callable[[str, ModelOptions], ModelBackend]
+
+#: provider name -> module that registers it (imported lazily).
+_PROVIDER_MODULES: dict[str, str] = {
+    "ref": "tooldiag.models.reference",
+    "openai": "tooldiag.models.openai_compat",
+    "anthropic": "tooldiag.models.anthropic",
+    "litellm": "tooldiag.models.litellm",
+}
+
+_FACTORIES: dict[str, Factory] = {}
+
+
+def provider(name: str) -> Callable[[Factory], Factory]:
+    """Register ``factory(model_name, options)`` for ``name/...`` model strings."""
+
+    def decorator(factory: Factory) -> Factory:
+        _FACTORIES[name] = factory
+        return factory
+
+    return decorator
+
+
+def register_provider_module(name: str, module: str) -> None:
+    """Let an extension register a provider module for lazy import."""
+    _PROVIDER_MODULES[name] = module
+
+
+def known_providers() -> list[str]:
+    return sorted(set(_PROVIDER_MODULES) | set(_FACTORIES))
+
+
+def split_model_string(model: str) -> tuple[str, str]:
+    """``"openai/gpt-4o"`` -> ``("openai", "gpt-4o")``; raises a clear error otherwise."""
+    if not isinstance(model, str) or "/" not in model:
+        raise UnknownModelError(
+            f"model string {model!r} has no provider",
+            hint=f"write it as PROVIDER/MODEL, e.g. openai/gpt-4o or ref/oracle; providers: {', '.join(known_providers())}",
+        )
+    provider_name, _, name = model.partition("/")
+    if not provider_name or not name:
+        raise UnknownModelError(
+            f"model string {model!r} is incomplete",
+            hint="write it as PROVIDER/MODEL, e.g. openai/gpt-4o or ref/oracle",
+        )
+    return provider_name, name
+
+
+def resolve_model(model: str, options: ModelOptions | None = None) -> ModelBackend:
+    """Build the backend for ``model`` (``provider/name``)."""
+    provider_name, name = split_model_string(model)
+    if provider_name not in _FACTORIES and provider_name in _PROVIDER_MODULES:
+        importlib.import_module(_PROVIDER_MODULES[provider_name])
+    factory = _FACTORIES.get(provider_name)
+    if factory is None:
+        raise UnknownModelError(
+            f"unknown model provider {provider_name!r} in {model!r}",
+            hint=f"use one of: {', '.join(known_providers())}",
+        )
+    backend = factory(name, options or ModelOptions())
+    backend.name = model
+    return backend

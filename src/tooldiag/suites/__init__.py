@@ -1,0 +1,1 @@
+"""Benchmark suites: loaders, runners, grading, imports."""

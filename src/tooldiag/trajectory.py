@@ -1,0 +1,229 @@
+"""The data model every suite, runner, store and report shares.
+
+Everything a run produces is one of these pydantic models, persisted as JSON with a
+``schema_version`` so that stores written by an older tooldiag are recognised (and
+refused with a clear message if they cannot be read). The shapes follow what the
+best harnesses of the field keep (Inspect AI's ``ToolCall.parse_error``, pydantic-ai's
+raw argument string): a malformed emission is never dropped, because the action-class
+diagnostic has to classify it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: Bumped whenever a persisted shape changes incompatibly.
+SCHEMA_VERSION = 1
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolSpec(_Model):
+    """One tool offered to the model, as an OpenAI function-calling schema."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    #: Non-standard fields some suites keep (BFCL keeps the ``response`` schema).
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    def to_openai(self) -> dict[str, Any]:
+        """The ``{"type": "function", "function": {...}}`` form sent to OpenAI-style servers."""
+        function: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+        }
+        function.update(self.extra)
+        return {"type": "function", "function": function}
+
+
+class ToolCall(_Model):
+    """One tool call as the model emitted it.
+
+    ``raw_arguments`` is the exact argument text the model produced; ``arguments`` is
+    its parse (``None`` when it does not parse to a JSON object, with the reason in
+    ``parse_error``).
+    """
+
+    id: str = ""
+    name: str
+    arguments: dict[str, Any] | None = None
+    raw_arguments: str | None = None
+    parse_error: str | None = None
+
+    @classmethod
+    def from_raw(cls, name: str, raw_arguments: str | dict[str, Any] | None, id: str = "") -> ToolCall:
+        """Parse ``raw_arguments`` (JSON text or an already-decoded dict) without raising."""
+        if isinstance(raw_arguments, dict):
+            return cls(id=id, name=name, arguments=raw_arguments, raw_arguments=json.dumps(raw_arguments))
+        if raw_arguments is None:
+            return cls(id=id, name=name, arguments=None, raw_arguments=None, parse_error="no arguments")
+        try:
+            parsed = json.loads(raw_arguments)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            return cls(id=id, name=name, raw_arguments=raw_arguments, parse_error=f"invalid JSON: {exc}")
+        if not isinstance(parsed, dict):
+            return cls(
+                id=id,
+                name=name,
+                raw_arguments=raw_arguments,
+                parse_error=f"arguments are a JSON {type(parsed).__name__}, not an object",
+            )
+        return cls(id=id, name=name, arguments=parsed, raw_arguments=raw_arguments)
+
+
+class Usage(_Model):
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class Emission(_Model):
+    """One model output: what one ``generate`` call returned."""
+
+    text: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    latency_s: float | None = None
+    #: The provider's raw response body, kept for audits (may be ``None``).
+    raw: Any = None
+    #: True when the response came from the response cache.
+    cached: bool = False
+    #: Text the harness (not the model) put in the model's place, e.g. a probe's
+    #: abstention placeholder. Never counted as a model emission.
+    injected: bool = False
+
+    def to_message(self) -> Message:
+        return Message(role="assistant", content=self.text, tool_calls=list(self.tool_calls))
+
+
+class Message(_Model):
+    """A chat message in OpenAI shape."""
+
+    role: Role
+    content: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def to_openai(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {
+                        "name": call.name,
+                        "arguments": call.raw_arguments
+                        if call.raw_arguments is not None
+                        else json.dumps(call.arguments or {}),
+                    },
+                }
+                for call in self.tool_calls
+            ]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            out["name"] = self.name
+        return out
+
+
+class Step(_Model):
+    """One model query inside a turn, with what the harness did with its answer."""
+
+    emission: Emission
+    #: Calls as the benchmark decoded them (BFCL: ``name(k=repr(v))`` strings);
+    #: ``None`` when decoding failed or the emission held no call.
+    decoded_calls: list[str] | None = None
+    decode_error: str | None = None
+    #: One result string per decoded call, in order.
+    tool_results: list[str] = Field(default_factory=list)
+    #: Free-form annotations of probes (e.g. ``{"sri": "retry"}``).
+    notes: dict[str, Any] = Field(default_factory=dict)
+
+
+class Turn(_Model):
+    """One user turn and the model's steps answering it."""
+
+    index: int
+    user_messages: list[Message] = Field(default_factory=list)
+    steps: list[Step] = Field(default_factory=list)
+    #: True when the harness stopped this turn at the step cap.
+    force_terminated: bool = False
+    notes: dict[str, Any] = Field(default_factory=dict)
+
+
+class CaseTrajectory(_Model):
+    """Everything the model did on one case."""
+
+    schema_version: int = SCHEMA_VERSION
+    case_id: str
+    category: str
+    turns: list[Turn] = Field(default_factory=list)
+    #: Set when inference failed for infrastructure reasons (after retries); such a
+    #: case is stored as an explicit error row and retried on resume.
+    inference_error: str | None = None
+    notes: dict[str, Any] = Field(default_factory=dict)
+
+
+class Grade(_Model):
+    """The benchmark's verdict on one case."""
+
+    passed: bool
+    #: The benchmark's own error type (BFCL: ``multi_turn:instance_state_mismatch``...).
+    error_type: str | None = None
+    error_message: str | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class GenerationConfig(_Model):
+    """Sampling and request settings sent with every model call of a run."""
+
+    temperature: float | None = 0.0
+    top_p: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    stop: list[str] | None = None
+    #: Merged into the request body (e.g. vLLM ``chat_template_kwargs``).
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    #: Per-request timeout in seconds.
+    timeout_s: float = 120.0
+
+
+class RunConfig(_Model):
+    """What fully determines a run; a store refuses to resume under a different one."""
+
+    schema_version: int = SCHEMA_VERSION
+    suite: str
+    model: str
+    categories: list[str] = Field(default_factory=list)
+    #: Explicit case ids (``None``: every case of the categories, cut by ``limit``).
+    case_ids: list[str] | None = None
+    limit: int | None = None
+    generation: GenerationConfig = Field(default_factory=GenerationConfig)
+    #: Provider endpoint (never a key), e.g. an OpenAI-compatible base URL.
+    base_url: str | None = None
+    probe: str | None = None
+    #: Where the run came from: ``run`` (we ran the model) or ``import`` (read from files).
+    source: Literal["run", "import"] = "run"
+    #: For imports: the folder and layout read.
+    import_info: dict[str, Any] = Field(default_factory=dict)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that must match for a resume (``limit``/``case_ids`` may grow a run)."""
+        data = self.model_dump(mode="json")
+        for key in ("limit", "case_ids"):
+            data.pop(key, None)
+        data["generation"].pop("timeout_s", None)
+        return data
