@@ -16,10 +16,6 @@ from tooldiag.errors import UserError
 
 #: Command modules, in the order their commands appear in ``--help``.
 COMMAND_MODULES = [
-    "tooldiag.cli.demo",
-    "tooldiag.cli.run",
-    "tooldiag.cli.import_",
-    "tooldiag.cli.export",
 ]
 
 app = typer.Typer(
