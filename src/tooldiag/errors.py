@@ -30,3 +30,18 @@ class MissingDependencyError(UserError):
 
 class StoreError(UserError):
     """A run directory that is corrupt, foreign, or holds a different run."""
+
+
+class ModelCallError(Exception):
+    """A model request that failed for good (after the retries it deserved).
+
+    Not a :class:`UserError`: the runner stores the case as an explicit error row and
+    retries it on resume. ``fatal`` marks failures that no other case can escape
+    either (bad key, unknown model, unreachable server): the run stops with one line.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, fatal: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.fatal = fatal

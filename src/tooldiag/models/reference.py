@@ -1,0 +1,39 @@
+"""The ``ref/*`` provider: deterministic, offline reference policies.
+
+They are known-answer self-tests (the oracle must score 100, each failure-mode policy
+must show its failure) and the demo's embedded default. Each suite keeps its own
+policies next to its code; this table maps ``ref/NAME`` to ``module:factory`` and
+imports lazily. A factory takes ``(name, options)`` and returns a ``ModelBackend``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from tooldiag.errors import UnknownModelError
+from tooldiag.models.base import ModelBackend, ModelOptions
+from tooldiag.models.registry import provider
+
+REFERENCE_POLICIES: dict[str, str] = {
+    # BFCL multi-turn policies (tooldiag.suites.bfcl.policies)
+    "oracle": "tooldiag.suites.bfcl.policies:OraclePolicy",
+    "overcall": "tooldiag.suites.bfcl.policies:OvercallPolicy",
+    "halt": "tooldiag.suites.bfcl.policies:HaltPolicy",
+}
+
+
+def reference_names() -> list[str]:
+    return sorted(REFERENCE_POLICIES)
+
+
+@provider("ref")
+def make_reference(name: str, options: ModelOptions) -> ModelBackend:
+    target = REFERENCE_POLICIES.get(name)
+    if target is None:
+        raise UnknownModelError(
+            f"unknown reference policy 'ref/{name}'",
+            hint=f"use one of: {', '.join('ref/' + n for n in reference_names())}",
+        )
+    module_name, _, attr = target.partition(":")
+    factory = getattr(importlib.import_module(module_name), attr)
+    return factory(name, options)
