@@ -1,0 +1,196 @@
+"""Run a model through BFCL multi-turn into a resumable run store.
+
+Cases run concurrently (bounded by ``concurrency``), the turns of a case in order.
+Each finished case is graded at once and committed atomically, so a run killed at
+any moment resumes by re-running the same command: finished cases are skipped,
+infrastructure-error rows are retried, nothing is duplicated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tooldiag.errors import ModelCallError, UserError
+from tooldiag.models.base import ModelBackend, ModelOptions
+from tooldiag.models.registry import resolve_model
+from tooldiag.store import RunStore
+from tooldiag.suites.bfcl import CATEGORIES
+from tooldiag.suites.bfcl.data import BfclCase, load_cases
+from tooldiag.suites.bfcl.decode import convert_to_function_call
+from tooldiag.suites.bfcl.grader import grade_result
+from tooldiag.suites.bfcl.rollout import Probe, bfcl_result, case_notes, run_rollout
+from tooldiag.trajectory import CaseTrajectory, GenerationConfig, Grade, RunConfig
+
+
+@dataclass
+class RunSummary:
+    """What a run command reports at the end."""
+
+    run_dir: Path
+    model: str
+    #: category -> {"done", "passed", "error"} over the whole store.
+    counts: dict[str, dict[str, int]]
+    ran: int = 0
+    skipped: int = 0
+    errors: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    def accuracy(self, category: str) -> float | None:
+        entry = self.counts.get(category)
+        if not entry or not entry["done"]:
+            return None
+        return 100.0 * entry["passed"] / entry["done"]
+
+
+def grade_trajectory(case: BfclCase, trajectory: CaseTrajectory) -> Grade:
+    """Grade one of our own rollouts through BFCL's pipeline (FC decoder)."""
+    grade, _ = grade_result(case, bfcl_result(trajectory), convert_to_function_call)
+    return grade
+
+
+def select_cases(config: RunConfig) -> list[BfclCase]:
+    return load_cases(config.categories or list(CATEGORIES), ids=config.case_ids, limit=config.limit)
+
+
+ProgressCallback = Callable[[CaseTrajectory, Grade | None], None]
+
+
+async def run_cases(
+    store: RunStore,
+    cases: list[BfclCase],
+    model: ModelBackend,
+    generation: GenerationConfig,
+    concurrency: int = 8,
+    probe_factory: Callable[[], Probe] | None = None,
+    on_case: ProgressCallback | None = None,
+) -> list[str]:
+    """Run and store ``cases``; returns error messages of cases stored as error rows.
+
+    A fatal model error (bad key, unknown model, unreachable server) stops the run
+    with a :class:`UserError`; what finished stays stored.
+    """
+    semaphore = asyncio.Semaphore(max(1, concurrency))
+    errors: list[str] = []
+
+    async def one(case: BfclCase) -> None:
+        async with semaphore:
+            probe = probe_factory() if probe_factory else None
+            try:
+                trajectory = await run_rollout(case, model, generation, probe)
+            except ModelCallError as exc:
+                if exc.fatal:
+                    raise UserError(f"model {model.name} failed: {exc.message}", hint="check the model name, endpoint and key") from None
+                trajectory = CaseTrajectory(
+                    case_id=case.id, category=case.category, inference_error=exc.message, notes=case_notes(case)
+                )
+                store.put_case(trajectory, None)
+                errors.append(f"{case.id}: {exc.message}")
+                if on_case:
+                    on_case(trajectory, None)
+                return
+            except UserError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - stored as an error row, retried on resume
+                message = f"internal error: {type(exc).__name__}: {exc}"
+                trajectory = CaseTrajectory(
+                    case_id=case.id,
+                    category=case.category,
+                    inference_error=message,
+                    notes={**case_notes(case), "traceback": traceback.format_exc(limit=8)},
+                )
+                store.put_case(trajectory, None)
+                errors.append(f"{case.id}: {message}")
+                if on_case:
+                    on_case(trajectory, None)
+                return
+            grade = grade_trajectory(case, trajectory)
+            store.put_case(trajectory, grade)
+            if on_case:
+                on_case(trajectory, grade)
+
+    tasks = [asyncio.ensure_future(one(case)) for case in cases]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return errors
+
+
+async def run_bfcl_async(
+    config: RunConfig,
+    run_dir: str | Path,
+    options: ModelOptions | None = None,
+    probe_factory: Callable[[], Probe] | None = None,
+    on_start: Callable[[int, int, dict[str, dict[str, int]]], None] | None = None,
+    on_case: ProgressCallback | None = None,
+) -> RunSummary:
+    """Run (or resume) ``config`` into ``run_dir``."""
+    started = time.perf_counter()
+    options = options or ModelOptions()
+    cases = select_cases(config)
+    model = resolve_model(config.model, options)
+    store = RunStore.create_or_resume(run_dir, config)
+    try:
+        finished = store.finished_ids()
+        todo = [c for c in cases if c.id not in finished]
+        if on_start:
+            on_start(len(cases), len(cases) - len(todo), store.status_counts())
+        try:
+            errors = await run_cases(
+                store, todo, model, config.generation, options.concurrency, probe_factory, on_case
+            )
+        finally:
+            await model.aclose()
+        return RunSummary(
+            run_dir=Path(run_dir),
+            model=config.model,
+            counts=store.status_counts(),
+            ran=len(todo),
+            skipped=len(cases) - len(todo),
+            errors=errors,
+            wall_s=time.perf_counter() - started,
+        )
+    finally:
+        store.close()
+
+
+def run_bfcl(
+    model: str,
+    run_dir: str | Path,
+    categories: list[str] | None = None,
+    ids: list[str] | None = None,
+    limit: int | None = None,
+    generation: GenerationConfig | None = None,
+    options: ModelOptions | None = None,
+    probe: str | None = None,
+) -> RunSummary:
+    """Python API: run ``model`` (``provider/name``) on BFCL multi-turn into ``run_dir``.
+
+    Example: ``run_bfcl("ref/oracle", "runs/oracle", categories=["base"], limit=5)``.
+    """
+    from tooldiag.suites.bfcl.data import normalise_category
+
+    options = options or ModelOptions()
+    config = RunConfig(
+        suite="bfcl",
+        model=model,
+        categories=[normalise_category(c) for c in (categories or CATEGORIES)],
+        case_ids=ids,
+        limit=limit,
+        generation=generation or GenerationConfig(),
+        base_url=options.base_url,
+        probe=probe,
+    )
+    probe_factory = None
+    if probe:
+        from tooldiag.probes import probe_factory as make_probe_factory
+
+        probe_factory = make_probe_factory(probe)
+    return asyncio.run(run_bfcl_async(config, run_dir, options, probe_factory))
