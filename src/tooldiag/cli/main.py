@@ -16,6 +16,9 @@ from tooldiag.errors import UserError
 
 #: Command modules, in the order their commands appear in ``--help``.
 COMMAND_MODULES = [
+    "tooldiag.cli.demo",
+    "tooldiag.cli.run",
+    "tooldiag.cli.export",
 ]
 
 app = typer.Typer(

@@ -1,0 +1,76 @@
+"""``tooldiag export``: a stored run as JSONL (one case per line) or BFCL result files."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+
+def case_json(record) -> dict[str, Any]:
+    """The documented export shape of one stored case."""
+    traj = record.trajectory
+    return {
+        "case_id": record.case_id,
+        "category": record.category,
+        "status": record.status,
+        "passed": record.passed,
+        "error_type": record.error_type,
+        "error_message": record.grade.error_message if record.grade else traj.inference_error,
+        "turns": [
+            [
+                {
+                    "text": step.emission.text,
+                    "tool_calls": [
+                        {"name": call.name, "arguments": call.arguments, "raw_arguments": call.raw_arguments}
+                        for call in step.emission.tool_calls
+                    ],
+                    "reasoning": step.emission.reasoning,
+                    "injected": step.emission.injected,
+                    "tool_results": step.tool_results,
+                }
+                for step in turn.steps
+            ]
+            for turn in traj.turns
+        ],
+    }
+
+
+def export_command(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    format: Annotated[str, typer.Option("--format", "-f", help="jsonl (one case per line) or bfcl (BFCL result files in --out).")] = "jsonl",
+    out: Annotated[Path | None, typer.Option("--out", help="Output file (jsonl; default stdout) or folder (bfcl).")] = None,
+) -> None:
+    """Export a run: per case `case_id`, `category`, `passed`, `error_type` and `turns`
+    (each a list of emissions with `text` and `tool_calls` [{`name`, `arguments`}])."""
+    from tooldiag.errors import UserError
+    from tooldiag.store import RunStore
+
+    store = RunStore.open(run_dir)
+    try:
+        if format == "jsonl":
+            handle = sys.stdout if out is None else out.open("w", encoding="utf-8")
+            try:
+                for record in store.iter_cases():
+                    handle.write(json.dumps(case_json(record), ensure_ascii=False) + "\n")
+            finally:
+                if out is not None:
+                    handle.close()
+        elif format == "bfcl":
+            if out is None:
+                raise UserError("--format bfcl writes a folder", hint="add --out FOLDER")
+            from tooldiag.suites.bfcl.export import write_bfcl_results
+
+            paths = write_bfcl_results(store, out)
+            typer.echo("\n".join(str(p) for p in paths))
+        else:
+            raise UserError(f"unknown export format {format!r}", hint="use --format jsonl or --format bfcl")
+    finally:
+        store.close()
+
+
+def register(app: typer.Typer) -> None:
+    app.command("export")(export_command)

@@ -1,0 +1,113 @@
+"""``tooldiag run bfcl``: run a model through BFCL multi-turn into a resumable run."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tooldiag.cli import options as opt
+
+run_app = typer.Typer(help="Run a model through a benchmark into a resumable run directory.", no_args_is_help=True)
+
+
+def print_summary(summary, console=None) -> None:
+    """Per-category accuracy table of a finished (or resumed) run."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from tooldiag.suites.bfcl import CATEGORIES
+
+    console = console or Console()
+    table = Table(title=f"{summary.model} -> {summary.run_dir}", title_justify="left")
+    table.add_column("category")
+    table.add_column("passed", justify="right")
+    table.add_column("graded", justify="right")
+    table.add_column("Acc %", justify="right")
+    table.add_column("errors", justify="right")
+    accs = []
+    for cat in CATEGORIES:
+        entry = summary.counts.get(cat)
+        if not entry:
+            continue
+        acc = summary.accuracy(cat)
+        if acc is not None:
+            accs.append(acc)
+        table.add_row(cat, str(entry["passed"]), str(entry["done"]), "-" if acc is None else f"{acc:.1f}", str(entry["error"]))
+    console.print(table)
+    if accs:
+        console.print(f"overall Acc (unweighted mean of categories, as BFCL): {sum(accs) / len(accs):.2f}")
+    console.print(f"{summary.ran} cases run, {summary.skipped} already finished, {summary.wall_s:.1f}s")
+    if summary.errors:
+        console.print(
+            f"[yellow]{len(summary.errors)} cases ended in errors and are stored as error rows; "
+            f"re-run the same command to retry them. First: {summary.errors[0]}[/yellow]"
+        )
+
+
+@run_app.command("bfcl")
+def run_bfcl_command(
+    model: Annotated[str, typer.Option("--model", "-m", help="provider/model: openai/NAME, anthropic/NAME, litellm/ROUTE, or ref/oracle|overcall|halt (offline reference policies).")],
+    run_dir: Annotated[Path, typer.Option("--run-dir", "-o", help="Run directory (created; re-running the same command resumes it).")],
+    categories: Annotated[str, typer.Option("--categories", help="Comma-separated: base,long_context,miss_func,miss_param.")] = "base,long_context,miss_func,miss_param",
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N cases per category (in BFCL's order).")] = None,
+    ids: Annotated[str | None, typer.Option("--ids", help="Comma-separated case ids, e.g. multi_turn_base_0,multi_turn_miss_func_3.")] = None,
+    probe: Annotated[str | None, typer.Option("--probe", help="Inference-time probe: sri, sri:no_history, ..., cri-retry, cri-bypass (see docs/probes.md).")] = None,
+    base_url: opt.BaseUrl = None,
+    api_key_env: opt.ApiKeyEnv = None,
+    concurrency: opt.Concurrency = 8,
+    temperature: opt.Temperature = 0.0,
+    top_p: opt.TopP = None,
+    max_tokens: opt.MaxTokens = None,
+    seed: opt.Seed = None,
+    stop: opt.Stop = None,
+    extra_body: opt.ExtraBody = None,
+    timeout: opt.Timeout = 120.0,
+    no_cache: opt.NoCache = False,
+    max_retries: opt.MaxRetries = 6,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run MODEL on BFCL multi-turn (FC mode, BFCL's loop and step cap) and grade every case
+    with BFCL's own checker. Finished cases are committed one by one: re-run the same
+    command after a crash to resume.
+
+    Example: tooldiag run bfcl --model openai/Qwen3-8B --base-url http://127.0.0.1:8000/v1 --run-dir runs/qwen3
+    """
+    from tooldiag.models.registry import split_model_string
+    from tooldiag.suites.bfcl.data import normalise_category
+    from tooldiag.suites.bfcl.runner import run_bfcl_async
+    from tooldiag.trajectory import RunConfig
+
+    from tooldiag.cli.progress import run_progress
+
+    split_model_string(model)
+    cats = [normalise_category(c) for c in (opt.split_list(categories) or [])]
+    case_ids = opt.split_list(ids)
+    generation = opt.build_generation(temperature, top_p, max_tokens, seed, stop, extra_body, timeout)
+    options = opt.build_model_options(base_url, api_key_env, concurrency, no_cache, max_retries, temperature)
+    config = RunConfig(
+        suite="bfcl",
+        model=model,
+        categories=cats,
+        case_ids=case_ids,
+        limit=limit,
+        generation=generation,
+        base_url=base_url,
+        probe=probe,
+    )
+    probe_factory = None
+    if probe:
+        from tooldiag.probes import probe_factory as make_probe_factory
+
+        probe_factory = make_probe_factory(probe)
+    with run_progress(f"bfcl {model}", enabled=not quiet) as progress:
+        summary = asyncio.run(
+            run_bfcl_async(config, run_dir, options, probe_factory, on_start=progress.start, on_case=progress.case)
+        )
+    print_summary(summary)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(run_app, name="run")
