@@ -29,7 +29,7 @@ def demo_command(
     from tooldiag.cli.progress import run_progress
     from tooldiag.cli.run import print_summary
     from tooldiag.suites.bfcl import CATEGORIES
-    from tooldiag.suites.bfcl.runner import run_bfcl_async
+    from tooldiag.suites.bfcl.runner import execute_run, prepare_run
     from tooldiag.trajectory import RunConfig
 
     console = Console()
@@ -38,8 +38,9 @@ def demo_command(
         model = f"ref/{policy}"
         run_dir = out / "bfcl" / policy
         config = RunConfig(suite="bfcl", model=model, categories=list(CATEGORIES))
+        prepared = prepare_run(config, run_dir)
         with run_progress(f"bfcl {model}", enabled=not quiet) as progress:
-            summary = asyncio.run(run_bfcl_async(config, run_dir, on_start=progress.start, on_case=progress.case))
+            summary = asyncio.run(execute_run(prepared, on_start=progress.start, on_case=progress.case))
         if not quiet:
             print_summary(summary, console)
         run_dirs.append(run_dir)

@@ -77,7 +77,7 @@ def run_bfcl_command(
     """
     from tooldiag.models.registry import split_model_string
     from tooldiag.suites.bfcl.data import normalise_category
-    from tooldiag.suites.bfcl.runner import run_bfcl_async
+    from tooldiag.suites.bfcl.runner import execute_run, prepare_run
     from tooldiag.trajectory import RunConfig
 
     from tooldiag.cli.progress import run_progress
@@ -102,10 +102,9 @@ def run_bfcl_command(
         from tooldiag.probes import probe_factory as make_probe_factory
 
         probe_factory = make_probe_factory(probe)
+    prepared = prepare_run(config, run_dir, options)
     with run_progress(f"bfcl {model}", enabled=not quiet) as progress:
-        summary = asyncio.run(
-            run_bfcl_async(config, run_dir, options, probe_factory, on_start=progress.start, on_case=progress.case)
-        )
+        summary = asyncio.run(execute_run(prepared, probe_factory, on_start=progress.start, on_case=progress.case))
     print_summary(summary)
 
 

@@ -129,7 +129,10 @@ class RunStore:
         try:
             conn = cls._connect(path)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{path} cannot be opened as a run store ({exc})", hint="check the path") from None
+            raise StoreError(
+                f"{path} is not a tooldiag run store ({exc})",
+                hint="point --run-dir at a new folder, or at a folder written by tooldiag",
+            ) from None
         meta = cls._read_meta(path, conn)
         try:
             config = RunConfig.model_validate_json(meta["config"])

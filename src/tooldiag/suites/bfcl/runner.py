@@ -123,6 +123,69 @@ async def run_cases(
     return errors
 
 
+@dataclass
+class PreparedRun:
+    """A run whose inputs are validated and whose store is open, ready to execute."""
+
+    config: RunConfig
+    run_dir: Path
+    cases: list[BfclCase]
+    model: ModelBackend
+    store: RunStore
+    options: ModelOptions
+
+
+def prepare_run(config: RunConfig, run_dir: str | Path, options: ModelOptions | None = None) -> PreparedRun:
+    """Validate everything the user gave (cases, model string, store) before any work.
+
+    Every problem surfaces here as one :class:`UserError`, before a progress bar starts.
+    """
+    options = options or ModelOptions()
+    cases = select_cases(config)
+    model = resolve_model(config.model, options)
+    store = RunStore.create_or_resume(run_dir, config)
+    return PreparedRun(config, Path(run_dir), cases, model, store, options)
+
+
+async def execute_run(
+    prepared: PreparedRun,
+    probe_factory: Callable[[], Probe] | None = None,
+    on_start: Callable[[int, int, dict[str, dict[str, int]]], None] | None = None,
+    on_case: ProgressCallback | None = None,
+) -> RunSummary:
+    """Run the prepared cases that are not finished yet; closes the store."""
+    started = time.perf_counter()
+    store, cases = prepared.store, prepared.cases
+    try:
+        finished = store.finished_ids()
+        todo = [c for c in cases if c.id not in finished]
+        if on_start:
+            on_start(len(cases), len(cases) - len(todo), store.status_counts())
+        try:
+            errors = await run_cases(
+                store,
+                todo,
+                prepared.model,
+                prepared.config.generation,
+                prepared.options.concurrency,
+                probe_factory,
+                on_case,
+            )
+        finally:
+            await prepared.model.aclose()
+        return RunSummary(
+            run_dir=prepared.run_dir,
+            model=prepared.config.model,
+            counts=store.status_counts(),
+            ran=len(todo),
+            skipped=len(cases) - len(todo),
+            errors=errors,
+            wall_s=time.perf_counter() - started,
+        )
+    finally:
+        store.close()
+
+
 async def run_bfcl_async(
     config: RunConfig,
     run_dir: str | Path,
@@ -132,33 +195,7 @@ async def run_bfcl_async(
     on_case: ProgressCallback | None = None,
 ) -> RunSummary:
     """Run (or resume) ``config`` into ``run_dir``."""
-    started = time.perf_counter()
-    options = options or ModelOptions()
-    cases = select_cases(config)
-    model = resolve_model(config.model, options)
-    store = RunStore.create_or_resume(run_dir, config)
-    try:
-        finished = store.finished_ids()
-        todo = [c for c in cases if c.id not in finished]
-        if on_start:
-            on_start(len(cases), len(cases) - len(todo), store.status_counts())
-        try:
-            errors = await run_cases(
-                store, todo, model, config.generation, options.concurrency, probe_factory, on_case
-            )
-        finally:
-            await model.aclose()
-        return RunSummary(
-            run_dir=Path(run_dir),
-            model=config.model,
-            counts=store.status_counts(),
-            ran=len(todo),
-            skipped=len(cases) - len(todo),
-            errors=errors,
-            wall_s=time.perf_counter() - started,
-        )
-    finally:
-        store.close()
+    return await execute_run(prepare_run(config, run_dir, options), probe_factory, on_start, on_case)
 
 
 def run_bfcl(
