@@ -1,0 +1,202 @@
+"""Content-addressed response cache in SQLite, wrapped around any provider.
+
+Re-running a report, a probe or a crashed run must not pay for (or wait for) answers
+it already has. The key is the SHA-256 of a canonical JSON of everything that
+determines the answer: provider, model name, messages, tools, tool choice and the
+generation config without its timeout (a timeout changes whether an answer arrives,
+not what it says). The endpoint URL is deliberately not part of the key, so a vLLM
+server restarted on another port still hits; use ``--no-cache`` when the weights
+behind a model name changed.
+
+Only deterministic requests are cached: the cache is used when
+``ModelOptions.cache`` is on (``--no-cache`` turns it off) *and* the temperature is
+exactly 0. Successful emissions are stored; failures never are. A hit comes back
+with ``Emission.cached = True`` and the original latency, usage and raw body.
+
+Storage: one table in a WAL-mode SQLite file (readers never block the writer;
+several processes can share the file; ``busy_timeout`` absorbs lock contention), at
+``ModelOptions.cache_path``, else ``$TOOLDIAG_CACHE_DIR/responses.sqlite``, else
+``$XDG_CACHE_HOME/tooldiag/responses.sqlite`` (default ``~/.cache/tooldiag/``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from tooldiag.errors import UserError
+from tooldiag.models.base import ModelBackend, ModelOptions, TaskContext, ToolChoice
+from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolSpec
+
+logger = logging.getLogger("tooldiag.models")
+
+#: Bumped when the key recipe or the stored value changes shape.
+CACHE_FORMAT = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    emission TEXT NOT NULL,
+    created_at REAL NOT NULL
+)
+"""
+
+
+def default_cache_path() -> Path:
+    directory = os.environ.get("TOOLDIAG_CACHE_DIR")
+    if directory:
+        return Path(directory).expanduser() / "responses.sqlite"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "tooldiag" / "responses.sqlite"
+
+
+def cache_key(
+    provider: str,
+    model: str,
+    messages: list[Message],
+    tools: list[ToolSpec] | None,
+    tool_choice: ToolChoice,
+    config: GenerationConfig,
+) -> str:
+    """SHA-256 hex digest identifying one request's answer (see the module docstring)."""
+    payload = {
+        "format": CACHE_FORMAT,
+        "provider": provider,
+        "model": model,
+        "messages": [m.model_dump(mode="json", exclude_defaults=True) for m in messages],
+        "tools": [t.model_dump(mode="json", exclude_defaults=True) for t in tools or []],
+        "tool_choice": tool_choice,
+        "config": config.model_dump(mode="json", exclude={"timeout_s"}),
+    }
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """A SQLite file of ``key -> Emission`` rows; one connection per thread."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path).expanduser()
+        self._local = threading.local()
+        self._connect()  # fail early, with a clear message, on an unusable path
+
+    def _connect(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA busy_timeout = 30000")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise UserError(
+                f"cannot open the response cache {self.path}: {exc}",
+                hint="set TOOLDIAG_CACHE_DIR to a writable folder, delete the file if it is corrupt, or pass --no-cache",
+            ) from None
+        self._local.conn = conn
+        return conn
+
+    def get(self, key: str) -> Emission | None:
+        try:
+            row = self._connect().execute("SELECT emission FROM responses WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error as exc:
+            logger.warning("response cache %s unreadable (%s); treating as a miss", self.path, exc)
+            return None
+        if row is None:
+            return None
+        try:
+            emission = Emission.model_validate_json(row[0])
+        except ValueError:
+            return None  # written by an incompatible version: a miss, overwritten on put
+        return emission.model_copy(update={"cached": True})
+
+    def put(self, key: str, model: str, emission: Emission) -> None:
+        value = emission.model_dump_json()
+        try:
+            self._connect().execute(
+                "INSERT OR REPLACE INTO responses (key, model, emission, created_at) VALUES (?, ?, ?, ?)",
+                (key, model, value, time.time()),
+            )
+        except sqlite3.Error as exc:
+            logger.warning("response cache %s not written (%s)", self.path, exc)
+
+    def __len__(self) -> int:
+        return int(self._connect().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+
+_OPEN_CACHES: dict[Path, ResponseCache] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def open_cache(path: str | os.PathLike[str] | None = None) -> ResponseCache:
+    """The process-wide :class:`ResponseCache` for ``path`` (default: :func:`default_cache_path`)."""
+    resolved = Path(path).expanduser().resolve() if path else default_cache_path().resolve()
+    with _OPEN_LOCK:
+        cache = _OPEN_CACHES.get(resolved)
+        if cache is None:
+            cache = _OPEN_CACHES[resolved] = ResponseCache(resolved)
+        return cache
+
+
+class CachedBackend(ModelBackend):
+    """Answers temperature-0 requests from the cache; asks ``inner`` otherwise."""
+
+    def __init__(self, inner: ModelBackend, provider: str, model: str, cache: ResponseCache) -> None:
+        self.inner = inner
+        self.provider = provider
+        self.model = model
+        self.cache = cache
+
+    async def generate(
+        self,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
+        tool_choice: ToolChoice = None,
+        config: GenerationConfig | None = None,
+        *,
+        context: TaskContext | None = None,
+    ) -> Emission:
+        config = config or GenerationConfig()
+        if config.temperature != 0:
+            return await self.inner.generate(messages, tools, tool_choice, config, context=context)
+        key = cache_key(self.provider, self.model, messages, tools, tool_choice, config)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        emission = await self.inner.generate(messages, tools, tool_choice, config, context=context)
+        self.cache.put(key, f"{self.provider}/{self.model}", emission)
+        return emission
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    @property
+    def deterministic(self) -> bool:
+        return self.inner.deterministic
+
+
+def with_cache(backend: ModelBackend, provider: str, model: str, options: ModelOptions) -> ModelBackend:
+    """``backend`` wrapped in the response cache when ``options.cache`` is on.
+
+    Every provider factory ends with this call; reference policies, being
+    deterministic and offline, are returned unwrapped.
+    """
+    if not options.cache or backend.deterministic:
+        return backend
+    return CachedBackend(backend, provider, model, open_cache(options.cache_path))

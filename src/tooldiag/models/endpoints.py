@@ -1,0 +1,99 @@
+"""What the providers share about an endpoint: its concurrency bound, per-event-loop
+client objects, and its API key.
+
+Concurrency is bounded per endpoint, not per backend object: every backend that talks
+to the same ``(provider, base_url)`` inside one event loop takes its slots from the
+same :class:`asyncio.Semaphore`, so a run whose agent and judge (or whose several
+probes) share one vLLM server still never sends it more than ``--concurrency``
+requests at once. asyncio primitives and HTTP connection pools belong to the event
+loop that first used them, so both are kept per loop (a new ``asyncio.run`` gets
+fresh ones instead of failing with "attached to a different loop").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import weakref
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+from tooldiag.errors import UserError
+
+T = TypeVar("T")
+
+_SEMAPHORES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def check_concurrency(concurrency: int) -> int:
+    if not isinstance(concurrency, int) or concurrency < 1:
+        raise UserError(f"--concurrency must be 1 or more, got {concurrency!r}", hint="e.g. --concurrency 8")
+    return concurrency
+
+
+def endpoint_semaphore(provider: str, endpoint: str, limit: int) -> asyncio.Semaphore:
+    """The semaphore bounding requests to ``(provider, endpoint)`` in the running loop.
+
+    The first backend to ask sets the limit; later ones with the same key share it.
+    """
+    loop = asyncio.get_running_loop()
+    per_loop = _SEMAPHORES.get(loop)
+    if per_loop is None:
+        per_loop = _SEMAPHORES[loop] = {}
+    key = (provider, endpoint)
+    semaphore = per_loop.get(key)
+    if semaphore is None:
+        semaphore = per_loop[key] = asyncio.Semaphore(limit)
+    return semaphore
+
+
+class PerLoop(Generic[T]):
+    """One lazily built object (an HTTP client, an SDK client) per running event loop."""
+
+    def __init__(self, build: Callable[[], T]) -> None:
+        self._build = build
+        self._items: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, T] = weakref.WeakKeyDictionary()
+
+    def get(self) -> T:
+        loop = asyncio.get_running_loop()
+        item = self._items.get(loop)
+        if item is None:
+            item = self._items[loop] = self._build()
+        return item
+
+    def pop_current(self) -> T | None:
+        """Remove and return the running loop's object (to close it), if any."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+        return self._items.pop(loop, None)
+
+
+def resolve_api_key(api_key_env: str | None, default_env: str, *, required: bool, provider: str) -> str | None:
+    """The API key from the environment variable the user named (or the default one).
+
+    Keys are only ever read from the environment, never from arguments or files, so
+    they cannot end up in a stored run config. ``required``: the endpoint cannot work
+    without one (a hosted API); a local server needs none.
+    """
+    env_name = api_key_env or default_env
+    key = os.environ.get(env_name) or None
+    if key is None and (required or api_key_env):
+        named = "the variable you named with --api-key-env" if api_key_env else "its API key variable"
+        raise UserError(
+            f"{provider}: environment variable {env_name} is not set ({named})",
+            hint=f"export {env_name}=... before running, or name another variable with --api-key-env",
+        )
+    return key
+
+
+def check_base_url(base_url: str) -> str:
+    if not base_url.startswith(("http://", "https://")):
+        raise UserError(
+            f"--base-url {base_url!r} is not an http(s) URL",
+            hint="e.g. --base-url http://127.0.0.1:8000/v1",
+        )
+    return base_url.rstrip("/")

@@ -1,0 +1,267 @@
+"""``openai/<model>``: any OpenAI-compatible chat-completions server, over httpx.
+
+vLLM, SGLang, Ollama, llama.cpp's server, LM Studio, TGI and hosted OpenAI all speak
+``POST {base_url}/chat/completions``. No SDK: one async httpx client per event loop,
+requests bounded per endpoint (:mod:`tooldiag.models.endpoints`), failures classified
+and retried in :mod:`tooldiag.models.retry`, answers cached by
+:mod:`tooldiag.models.cache`.
+
+Parsing never drops what the model emitted: every tool call becomes a
+:class:`~tooldiag.trajectory.ToolCall` with its raw argument text, and arguments that
+are not a JSON object keep a ``parse_error`` instead of being discarded, because the
+action-class diagnostic has to classify malformed calls too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from tooldiag.models.base import ModelBackend, ModelOptions, TaskContext, ToolChoice
+from tooldiag.models.cache import with_cache
+from tooldiag.models.endpoints import (
+    PerLoop,
+    check_base_url,
+    check_concurrency,
+    endpoint_semaphore,
+    resolve_api_key,
+)
+from tooldiag.models.registry import provider
+from tooldiag.models.retry import (
+    AttemptFailure,
+    call_with_retries,
+    failure_for_status,
+    parse_retry_after,
+    policy_from_options,
+    redact,
+)
+from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolCall, ToolSpec, Usage
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+_NAMED_CHOICES = ("auto", "none", "required")
+
+
+class MalformedResponse(ValueError):
+    """A 2xx body that is not a chat completion."""
+
+
+def build_request_body(
+    model: str,
+    messages: list[Message],
+    tools: list[ToolSpec] | None,
+    tool_choice: ToolChoice,
+    config: GenerationConfig,
+) -> dict[str, Any]:
+    """The JSON body of one chat-completions request.
+
+    Unset sampling fields (``None``) are left out so the server's defaults apply;
+    ``extra_body`` is merged last and may override anything (e.g. vLLM's
+    ``chat_template_kwargs`` or ``max_completion_tokens`` for OpenAI reasoning models).
+    ``tool_choice`` is sent only with tools; a value other than auto/none/required
+    names the one function the model must call.
+    """
+    body: dict[str, Any] = {"model": model, "messages": [m.to_openai() for m in messages]}
+    if tools:
+        body["tools"] = [t.to_openai() for t in tools]
+        if tool_choice is not None:
+            body["tool_choice"] = (
+                tool_choice
+                if tool_choice in _NAMED_CHOICES
+                else {"type": "function", "function": {"name": tool_choice}}
+            )
+    for field, value in (
+        ("temperature", config.temperature),
+        ("top_p", config.top_p),
+        ("max_tokens", config.max_tokens),
+        ("seed", config.seed),
+        ("stop", config.stop),
+    ):
+        if value is not None:
+            body[field] = value
+    body.update(config.extra_body)
+    return body
+
+
+def _content_text(content: Any) -> str | None:
+    """Message content as text; some servers send a list of typed parts."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text", "") if isinstance(p, dict) else str(p) for p in content]
+        return "".join(parts)
+    raise MalformedResponse(f"message content is a {type(content).__name__}")
+
+
+def _tool_call(raw: Any, index: int) -> ToolCall:
+    if not isinstance(raw, dict):
+        raise MalformedResponse(f"tool_calls[{index}] is not an object")
+    function = raw.get("function") if isinstance(raw.get("function"), dict) else {}
+    name = function.get("name")
+    arguments = function.get("arguments")
+    if arguments is not None and not isinstance(arguments, (str, dict)):
+        arguments = json.dumps(arguments)
+    call = ToolCall.from_raw(name if isinstance(name, str) else "", arguments, str(raw.get("id") or ""))
+    if not call.name:
+        reason = "no function name" + (f"; {call.parse_error}" if call.parse_error else "")
+        call = call.model_copy(update={"parse_error": reason})
+    return call
+
+
+def parse_chat_completion(body: Any) -> Emission:
+    """An OpenAI chat-completion body -> :class:`Emission` (without latency).
+
+    Reads ``choices[0]``: ``content`` (string or text parts), every entry of
+    ``tool_calls`` (an empty list means no call) or the legacy ``function_call``,
+    ``reasoning_content`` (vLLM, DeepSeek) or ``reasoning`` (Ollama, OpenRouter),
+    ``finish_reason`` and ``usage``. Raises :class:`MalformedResponse` when the body
+    is not a chat completion.
+    """
+    if not isinstance(body, dict):
+        raise MalformedResponse(f"body is a JSON {type(body).__name__}, not an object")
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise MalformedResponse("no choices in the response")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise MalformedResponse("choices[0] has no message")
+    raw_calls = message.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        raise MalformedResponse("tool_calls is not a list")
+    calls = [_tool_call(raw, i) for i, raw in enumerate(raw_calls)]
+    legacy = message.get("function_call")
+    if not calls and isinstance(legacy, dict):
+        calls = [_tool_call({"function": legacy}, 0)]
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    usage = body.get("usage")
+    return Emission(
+        text=_content_text(message.get("content")),
+        tool_calls=calls,
+        reasoning=reasoning if isinstance(reasoning, str) else None,
+        finish_reason=choice.get("finish_reason"),
+        usage=Usage(
+            input_tokens=usage.get("prompt_tokens"),
+            output_tokens=usage.get("completion_tokens"),
+        )
+        if isinstance(usage, dict)
+        else None,
+        raw=body,
+    )
+
+
+def server_message(response: httpx.Response) -> str:
+    """The error text a server put in its body (OpenAI shape, or plain text), shortened."""
+    text = response.text
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error", data.get("detail", data.get("message")))
+        if isinstance(error, dict):
+            error = error.get("message") or json.dumps(error)
+        if error is not None:
+            text = str(error)
+    text = " ".join(text.split())
+    return text[:500] + ("..." if len(text) > 500 else "")
+
+
+class OpenAICompatBackend(ModelBackend):
+    """A chat model behind an OpenAI-compatible ``/chat/completions`` endpoint."""
+
+    provider_name = "openai"
+
+    def __init__(self, model: str, options: ModelOptions) -> None:
+        self.model = model
+        self.base_url = check_base_url(options.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
+        self._api_key = resolve_api_key(
+            options.api_key_env,
+            DEFAULT_KEY_ENV,
+            required=self.base_url == DEFAULT_BASE_URL,
+            provider=f"openai/{model}",
+        )
+        self.concurrency = check_concurrency(options.concurrency)
+        self.policy = policy_from_options(options.max_retries, options.extra)
+        self._url = f"{self.base_url}/chat/completions"
+        self._describe = f"openai/{model} at {self.base_url}"
+        self._clients: PerLoop[httpx.AsyncClient] = PerLoop(self._new_client)
+
+    def _new_client(self) -> httpx.AsyncClient:
+        headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+        # Proxy variables apply to remote endpoints only: a local server is reached directly.
+        local = urlsplit(self.base_url).hostname in ("127.0.0.1", "localhost", "::1")
+        return httpx.AsyncClient(headers=headers, limits=limits, trust_env=not local)
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatBackend(model={self.model!r}, base_url={self.base_url!r})"
+
+    async def generate(
+        self,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
+        tool_choice: ToolChoice = None,
+        config: GenerationConfig | None = None,
+        *,
+        context: TaskContext | None = None,
+    ) -> Emission:
+        config = config or GenerationConfig()
+        body = json.dumps(
+            build_request_body(self.model, messages, tools, tool_choice, config), ensure_ascii=False
+        ).encode("utf-8")
+        return await call_with_retries(
+            lambda: self._attempt(body, config.timeout_s),
+            policy=self.policy,
+            describe=self._describe,
+            secrets=(self._api_key,),
+        )
+
+    async def _attempt(self, body: bytes, timeout_s: float) -> Emission:
+        client = self._clients.get()
+        async with endpoint_semaphore(self.provider_name, self.base_url, self.concurrency):
+            started = time.perf_counter()
+            try:
+                response = await client.post(self._url, content=body, timeout=timeout_s)
+            except httpx.TimeoutException as exc:
+                unreachable = isinstance(exc, httpx.ConnectTimeout)
+                kind = "connection" if unreachable else "timeout"
+                raise AttemptFailure(
+                    kind, f"no answer within {timeout_s:g} s ({type(exc).__name__})", unreachable=unreachable
+                ) from None
+            except httpx.ConnectError as exc:
+                raise AttemptFailure("connection", f"cannot connect: {exc}", unreachable=True) from None
+            except httpx.TransportError as exc:
+                raise AttemptFailure("connection", f"connection failed: {type(exc).__name__}: {exc}") from None
+            latency = time.perf_counter() - started
+        if response.status_code >= 400:
+            message = server_message(response)
+            if response.status_code == 404:
+                message += " (check --base-url, which usually ends in /v1, and the model name)"
+            raise failure_for_status(response.status_code, message, parse_retry_after(response.headers))
+        text = redact(response.text, (self._api_key,))
+        try:
+            emission = parse_chat_completion(json.loads(text))
+        except (ValueError, MalformedResponse) as exc:
+            raise AttemptFailure(
+                "malformed", f"malformed response (HTTP {response.status_code}): {exc}", status=response.status_code
+            ) from None
+        emission.latency_s = latency
+        return emission
+
+    async def aclose(self) -> None:
+        client = self._clients.pop_current()
+        if client is not None:
+            await client.aclose()
+
+
+@provider("openai")
+def make_openai(name: str, options: ModelOptions) -> ModelBackend:
+    return with_cache(OpenAICompatBackend(name, options), "openai", name, options)

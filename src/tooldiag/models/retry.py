@@ -1,0 +1,223 @@
+"""Classified retries for model requests, in one place for every provider.
+
+A provider turns each failed attempt into an :class:`AttemptFailure` that says what
+kind of failure it was; :func:`call_with_retries` decides what to do with it, so that
+the policy (what is retried, how long to wait, when to give up, what counts as fatal)
+is the same for OpenAI-compatible servers, Anthropic and LiteLLM. This follows the
+design of Inspect AI's ``RetryDecision`` / ``model_retry_config`` (see
+``/work/shared/notes/style-anchors.md``), written as a small loop instead of a
+tenacity dependency.
+
+Policy:
+
+* retried: HTTP 429 (waiting what ``Retry-After`` / ``retry-after-ms`` asks), 408, 409,
+  every 5xx, timeouts, connection errors, and malformed response bodies, with
+  exponential backoff and jitter, at most ``max_retries`` times;
+* not retried: every other 4xx, which fails at once with the server's own message;
+* fatal (the runner stops the whole run): 401, 403 and 404, and a server that could
+  not be reached at all in any attempt. Everything else is a per-case failure that
+  the runner stores as an error row and retries on resume.
+
+Secrets: every message built here passes through :func:`redact`, so an API key that a
+server echoes back (OpenAI's 401 message does) never reaches an exception, a log line
+or the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from tooldiag.errors import ModelCallError, UserError
+
+logger = logging.getLogger("tooldiag.models")
+
+T = TypeVar("T")
+
+FailureKind = Literal["rate_limit", "server", "timeout", "connection", "malformed", "client"]
+"""What went wrong in one attempt.
+
+``rate_limit``: HTTP 429. ``server``: 5xx, 408 or 409. ``timeout``: no answer within the
+request timeout. ``connection``: the connection failed or broke. ``malformed``: an
+answer that is not a chat completion. ``client``: any other 4xx (never retried)."""
+
+#: Statuses retried besides 429 and 5xx (the set the official OpenAI SDK retries).
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+#: Statuses that no other case of the run can escape either: bad key, no access,
+#: unknown model or wrong URL.
+FATAL_STATUSES = frozenset({401, 403, 404})
+
+REDACTED = "***"
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` with every occurrence of each (non-trivial) secret replaced by ``***``."""
+    for secret in secrets:
+        if secret and len(secret) >= 4 and secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def redact_json(value: Any, secrets: Iterable[str | None]) -> Any:
+    """A JSON-able ``value`` with secrets redacted (returned unchanged when none occurs)."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    cleaned = redact(text, secrets)
+    return value if cleaned == text else json.loads(cleaned)
+
+
+class AttemptFailure(Exception):
+    """One failed attempt, classified by the provider that saw it."""
+
+    def __init__(
+        self,
+        kind: FailureKind,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after_s: float | None = None,
+        unreachable: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.kind: FailureKind = kind
+        self.message = message
+        self.status = status
+        self.retry_after_s = retry_after_s
+        #: True when no connection to the server could be opened at all.
+        self.unreachable = unreachable
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind != "client"
+
+
+def failure_for_status(status: int, server_message: str, retry_after_s: float | None = None) -> AttemptFailure:
+    """Classify a non-2xx HTTP answer."""
+    text = f"HTTP {status}: {server_message}" if server_message else f"HTTP {status}"
+    if status == 429:
+        return AttemptFailure("rate_limit", text, status=status, retry_after_s=retry_after_s)
+    if status >= 500 or status in RETRYABLE_STATUSES:
+        return AttemptFailure("server", text, status=status, retry_after_s=retry_after_s)
+    return AttemptFailure("client", text, status=status)
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from ``retry-after-ms``, or ``Retry-After`` (seconds or an HTTP date)."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    value = lowered.get("retry-after-ms")
+    if value is not None:
+        try:
+            return max(0.0, float(value) / 1000.0)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry.
+
+    The wait before retry ``n`` (0-based) is drawn uniformly from
+    ``[b/2, b]`` with ``b = min(max_delay_s, base_delay_s * 2**n)`` ("equal jitter"),
+    or is the server's ``Retry-After`` (capped at ``max_retry_after_s``) plus up to
+    10 % jitter when the server sent one.
+    """
+
+    max_retries: int = 6
+    base_delay_s: float = 0.5
+    max_delay_s: float = 30.0
+    max_retry_after_s: float = 120.0
+
+    def delay_s(self, retry_index: int, failure: AttemptFailure, rng: random.Random) -> float:
+        if failure.retry_after_s is not None:
+            wait = min(failure.retry_after_s, self.max_retry_after_s)
+            return wait + rng.uniform(0.0, 0.1 * wait)
+        backoff = min(self.max_delay_s, self.base_delay_s * (2**retry_index))
+        return rng.uniform(backoff / 2, backoff)
+
+
+_rng = random.Random()
+
+
+async def call_with_retries(
+    attempt: Callable[[], Awaitable[T]],
+    *,
+    policy: RetryPolicy,
+    describe: str,
+    secrets: Iterable[str | None] = (),
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> T:
+    """Run ``attempt`` until it succeeds, fails for good, or the retries run out.
+
+    ``describe`` names the endpoint in messages (e.g. ``openai/llama at http://...``).
+    Raises :class:`~tooldiag.errors.ModelCallError` (with ``status`` and ``fatal``) on
+    final failure; its message holds the last failure's text and never a secret.
+    """
+    secrets = tuple(secrets)
+    all_unreachable = True
+    for retry_index in range(policy.max_retries + 1):
+        try:
+            return await attempt()
+        except AttemptFailure as failure:
+            all_unreachable = all_unreachable and failure.unreachable
+            message = redact(failure.message, secrets)
+            if not failure.retryable:
+                raise ModelCallError(
+                    f"{describe}: {message}",
+                    status=failure.status,
+                    fatal=failure.status in FATAL_STATUSES,
+                ) from None
+            if retry_index == policy.max_retries:
+                attempts = policy.max_retries + 1
+                unreachable = " (server unreachable)" if all_unreachable else ""
+                raise ModelCallError(
+                    f"{describe}: gave up after {attempts} attempt{'s' if attempts > 1 else ''}{unreachable}; "
+                    f"last error: {message}",
+                    status=failure.status,
+                    fatal=all_unreachable,
+                ) from None
+            wait = policy.delay_s(retry_index, failure, _rng)
+            logger.info(
+                "%s: %s; retrying in %.2f s (attempt %d of %d)",
+                describe,
+                message,
+                wait,
+                retry_index + 2,
+                policy.max_retries + 1,
+            )
+            await sleep(wait)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def policy_from_options(max_retries: int, extra: Mapping[str, object]) -> RetryPolicy:
+    """The policy for ``ModelOptions``: ``max_retries`` plus the Python-API-only knobs
+    ``extra["retry_base_s"]``, ``extra["retry_max_s"]`` and ``extra["retry_after_max_s"]``."""
+    if max_retries < 0:
+        raise UserError(f"--max-retries must be 0 or more, got {max_retries}", hint="e.g. --max-retries 6")
+    defaults = RetryPolicy()
+    try:
+        return RetryPolicy(
+            max_retries=max_retries,
+            base_delay_s=float(extra.get("retry_base_s", defaults.base_delay_s)),  # type: ignore[arg-type]
+            max_delay_s=float(extra.get("retry_max_s", defaults.max_delay_s)),  # type: ignore[arg-type]
+            max_retry_after_s=float(extra.get("retry_after_max_s", defaults.max_retry_after_s)),  # type: ignore[arg-type]
+        )
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"invalid retry option in ModelOptions.extra: {exc}", hint="give seconds as numbers") from None
