@@ -84,3 +84,24 @@ def test_selection_and_bad_ids():
         load_cases(ids=["banana"])
     with pytest.raises(UserError, match="unknown BFCL category"):
         load_cases(["irrelevance"])
+
+
+def test_loading_and_grading_never_write_into_site_packages(tmp_path):
+    """``bfcl_eval.utils`` would create result/, score/, .file_locks/ in site-packages."""
+    import subprocess
+    import sys
+
+    script = (
+        "import bfcl_eval, pathlib\n"
+        "from tooldiag.suites.bfcl.data import load_cases\n"
+        "from tooldiag.suites.bfcl.grader import grade_decoded\n"
+        "c = load_cases(['base'], limit=1)[0]\n"
+        "assert grade_decoded(c, [[t] if t else [] for t in c.ground_truth]).passed\n"
+        "import sys; print(pathlib.Path(bfcl_eval.__file__).parents[1])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('bfcl_eval.utils') or m.startswith('bfcl_eval.constants.eval_config')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.splitlines()
+    site = __import__("pathlib").Path(out[0])
+    assert out[1] == "[]"
+    for name in ("result", "score", ".file_locks"):
+        assert not (site / name).exists()
