@@ -1,0 +1,88 @@
+"""BFCL's loop semantics: step cap and force-termination, error rows and their retry."""
+
+import asyncio
+import json
+
+import pytest
+
+from tooldiag.errors import ModelCallError, UserError
+from tooldiag.models.base import ModelBackend
+from tooldiag.models.registry import provider
+from tooldiag.store import RunStore
+from tooldiag.suites.bfcl.data import case_by_id
+from tooldiag.suites.bfcl.rollout import run_rollout
+from tooldiag.suites.bfcl.runner import grade_trajectory, run_bfcl
+from tooldiag.suites.bfcl.policies import OraclePolicy
+from tooldiag.trajectory import Emission, GenerationConfig, ToolCall
+
+
+class Looper(ModelBackend):
+    """Calls `pwd` forever (never ends a turn by itself)."""
+
+    async def generate(self, messages, tools=None, tool_choice=None, config=None, *, context=None):
+        return Emission(tool_calls=[ToolCall(id="c", name="pwd", arguments={}, raw_arguments="{}")])
+
+
+def test_step_cap_force_terminates_after_21_steps():
+    case = case_by_id("multi_turn_base_0")
+    traj = asyncio.run(run_rollout(case, Looper(), GenerationConfig()))
+    assert len(traj.turns) == 1 and traj.turns[0].force_terminated
+    assert len(traj.turns[0].steps) == 21  # count > 20 after the 21st executed step
+    grade = grade_trajectory(case, traj)
+    assert not grade.passed and grade.error_type == "multi_turn:force_terminated"
+
+
+class LoopLastTurn(OraclePolicy):
+    """Oracle, but loops on the last turn: the cap there keeps the turn count."""
+
+    async def generate(self, messages, tools=None, tool_choice=None, config=None, *, context=None):
+        if context.turn_index == len(context.answer_key["ground_truth"]) - 1 and messages[-1].role == "tool":
+            return Emission(tool_calls=[ToolCall(id="c", name="pwd", arguments={}, raw_arguments="{}")])
+        return await super().generate(messages, tools, tool_choice, config, context=context)
+
+
+def test_cap_in_last_turn_is_graded_normally():
+    case = case_by_id("multi_turn_base_0")
+    traj = asyncio.run(run_rollout(case, LoopLastTurn("oracle", None), GenerationConfig()))
+    assert len(traj.turns) == len(case.ground_truth) and traj.turns[-1].force_terminated
+    assert grade_trajectory(case, traj).passed  # extra read-only calls are allowed by BFCL
+
+
+_FLAKY_STATE = {"fail": True}
+
+
+class Flaky(OraclePolicy):
+    async def generate(self, *args, **kwargs):
+        if _FLAKY_STATE["fail"]:
+            raise ModelCallError("HTTP 503 from server after 6 retries", status=503)
+        return await super().generate(*args, **kwargs)
+
+
+provider("flaky")(lambda name, options: Flaky(name, options))
+
+
+def test_infrastructure_errors_are_stored_and_retried_on_resume(tmp_path):
+    _FLAKY_STATE["fail"] = True
+    first = run_bfcl("flaky/x", tmp_path / "r", categories=["base"], limit=3)
+    assert first.counts["base"] == {"done": 0, "passed": 0, "error": 3} and len(first.errors) == 3
+    store = RunStore.open(tmp_path / "r")
+    rec = store.get_case("multi_turn_base_0")
+    assert rec.status == "error" and "503" in rec.trajectory.inference_error
+    store.close()
+    _FLAKY_STATE["fail"] = False
+    second = run_bfcl("flaky/x", tmp_path / "r", categories=["base"], limit=3)
+    assert second.ran == 3 and second.counts["base"] == {"done": 3, "passed": 3, "error": 0}
+
+
+class Unauthorised(ModelBackend):
+    async def generate(self, *args, **kwargs):
+        raise ModelCallError("HTTP 401: invalid API key", status=401, fatal=True)
+
+
+provider("unauth")(lambda name, options: Unauthorised())
+
+
+def test_fatal_model_error_stops_the_run_with_one_line(tmp_path):
+    with pytest.raises(UserError, match="401"):
+        run_bfcl("unauth/x", tmp_path / "r", categories=["base"], limit=3)
+    assert RunStore.open(tmp_path / "r").count() == 0
