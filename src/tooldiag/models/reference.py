@@ -19,6 +19,17 @@ REFERENCE_POLICIES: dict[str, str] = {
     "oracle": "tooldiag.suites.bfcl.policies:OraclePolicy",
     "overcall": "tooldiag.suites.bfcl.policies:OvercallPolicy",
     "halt": "tooldiag.suites.bfcl.policies:HaltPolicy",
+    # probe known-answer policies (tooldiag.probes.policies): they heed SRI/CRI instructions
+    "halt-recoverable": "tooldiag.probes.policies:HaltRecoverablePolicy",
+    "overcall-heeding": "tooldiag.probes.policies:OvercallHeedingPolicy",
+    # AgentJudgeBench generators and judges (tooldiag.suites.judgebench.policies)
+    "jb-oracle": "tooldiag.suites.judgebench.policies:oracle",
+    "jb-perturb": "tooldiag.suites.judgebench.policies:perturb",
+    "jb-sloppy": "tooldiag.suites.judgebench.policies:sloppy",
+    "jb-exact": "tooldiag.suites.judgebench.policies:exact",
+    "jb-lenient": "tooldiag.suites.judgebench.policies:lenient",
+    "jb-anchored": "tooldiag.suites.judgebench.policies:anchored",
+    "jb-flaky": "tooldiag.suites.judgebench.policies:flaky",
 }
 
 

@@ -74,6 +74,9 @@ class Probe:
         """After an emission that would end the turn (no decodable call)."""
         return None
 
+    def on_case_end(self, rollout: Rollout, trajectory: CaseTrajectory) -> None:
+        """After the last turn: record per-case notes (e.g. ``trajectory.notes["probe"]``)."""
+
 
 @dataclass
 class Rollout:
@@ -229,6 +232,7 @@ async def run_rollout(
                 break
         if turn.force_terminated:
             break
+    probe.on_case_end(rollout, trajectory)
     return trajectory
 
 
