@@ -18,7 +18,9 @@ from tooldiag.errors import UserError
 COMMAND_MODULES = [
     "tooldiag.cli.demo",
     "tooldiag.cli.run",
+    "tooldiag.cli.import_",
     "tooldiag.cli.export",
+    "tooldiag.cli.classify", "tooldiag.cli.report", "tooldiag.cli.diagnose",
 ]
 
 app = typer.Typer(

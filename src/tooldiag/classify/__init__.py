@@ -1,0 +1,137 @@
+"""Action classes of model emissions (paper 001 §3.1).
+
+>>> from tooldiag.classify import ActionClass, classify
+>>> classify("Shall I proceed with the booking for $350?")
+<ActionClass.CONFIRM: 'confirm'>
+>>> classify("Shall I proceed with the booking for $350?", scheme="paper")
+<ActionClass.ASK: 'ask'>
+>>> classify(None, tool_calls=[{"type": "function", "function": {"name": "ls", "arguments": "{}"}}])
+<ActionClass.TOOL_CALL: 'tool_call'>
+
+Schemes: ``paper`` reproduces the paper's released classifier (its tables are
+reproducible with it); ``default`` is tooldiag's, measured in docs/diagnostic.md;
+``llm`` asks a judge model (``TOOLDIAG_CLASSIFY_MODEL``), for audits. Cue lists are
+data (``cues/*.json``); extend the default ones with ``TOOLDIAG_CUES`` or ``--cues``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+from tooldiag.classify.classes import (
+    DECISION_CLASSES,
+    PRIORITY,
+    ActionClass,
+    highest_priority,
+    parse_action_class,
+)
+from tooldiag.classify.cues import CUES_ENV, cue_files_from_env
+from tooldiag.errors import UserError
+
+__all__ = [
+    "ActionClass",
+    "CUES_ENV",
+    "DECISION_CLASSES",
+    "PRIORITY",
+    "SCHEMES",
+    "Classifier",
+    "classify",
+    "classify_message",
+    "classify_signals",
+    "content_text",
+    "get_classifier",
+    "has_tool_calls",
+    "highest_priority",
+    "parse_action_class",
+]
+
+#: Scheme names accepted by :func:`classify` and the ``--scheme`` options.
+SCHEMES: tuple[str, ...] = ("paper", "default", "llm")
+
+
+class Classifier(Protocol):
+    name: str
+
+    def __call__(self, text: Any, has_calls: bool) -> ActionClass: ...
+
+
+def has_tool_calls(tool_calls: Any) -> bool:
+    """True for any non-empty list of calls (ToolCall objects, OpenAI dicts, even malformed ones)."""
+    if isinstance(tool_calls, (list, tuple)):
+        return len(tool_calls) > 0
+    return isinstance(tool_calls, dict) and bool(tool_calls)
+
+
+def get_classifier(scheme: str = "default", *, cue_files: Sequence[Path | str] = ()) -> Classifier:
+    """The classifier of ``scheme``; ``cue_files`` (and :data:`CUES_ENV`) extend ``default``.
+
+    Instances are cached, so calling this per emission is cheap.
+    """
+    files = tuple(str(path) for path in (*cue_files_from_env(), *cue_files))
+    return _cached_classifier(scheme, files)
+
+
+@lru_cache(maxsize=32)
+def _cached_classifier(scheme: str, cue_files: tuple[str, ...]) -> Classifier:
+    if scheme == "default":
+        from tooldiag.classify.default import DefaultClassifier
+
+        return DefaultClassifier([Path(path) for path in cue_files])
+    if scheme == "paper":
+        from tooldiag.classify.paper import PaperClassifier
+
+        return PaperClassifier()
+    if scheme == "llm":
+        from tooldiag.classify.llm import LLMClassifier
+
+        return LLMClassifier.from_env()
+    raise UserError(f"unknown classifier scheme {scheme!r}", hint="use one of: " + ", ".join(SCHEMES))
+
+
+def classify(text: str | None, tool_calls: list | None = None, scheme: str = "default") -> ActionClass:
+    """The action class of one emission (paper 001 §3.1).
+
+    Any non-empty ``tool_calls`` list makes it ``tool_call``; otherwise the text is
+    classified (calls written inside the text, e.g. ``[f(a=1)]`` or ``<tool_call>``
+    blocks, also count as ``tool_call``). Never raises for odd input: empty, huge or
+    binary-looking text and malformed call payloads all get a class.
+    """
+    return get_classifier(scheme)(text, has_tool_calls(tool_calls))
+
+
+def classify_signals(text: str | None, tool_calls: list | None = None) -> frozenset[ActionClass]:
+    """Every class the ``default`` scheme sees evidence of, not only the top one.
+
+    Useful where two signals matter together, e.g. a consent request that follows a
+    partial refusal ("I can't refund to the gift card, but I can refund your Visa.
+    Shall I proceed?" gives ``{refuse, confirm}``; :func:`classify` says refuse).
+    """
+    from tooldiag.classify.default import DefaultClassifier
+
+    classifier = get_classifier("default")
+    assert isinstance(classifier, DefaultClassifier)
+    return classifier.signals(text, has_tool_calls(tool_calls))
+
+
+def classify_message(message: Any, classifier: Classifier | None = None) -> ActionClass:
+    """Classify one OpenAI-format assistant message (dict) or a ``tooldiag`` Message/Emission."""
+    classifier = classifier or get_classifier("default")
+    if isinstance(message, dict):
+        content = message.get("content")
+        text = content_text(content)
+        return classifier(text, has_tool_calls(message.get("tool_calls")) or has_tool_calls(message.get("function_call")))
+    text = getattr(message, "text", None)
+    if text is None:
+        text = getattr(message, "content", None)
+    return classifier(text, has_tool_calls(getattr(message, "tool_calls", None)))
+
+
+def content_text(content: Any) -> Any:
+    """OpenAI content may be a list of parts; join their text."""
+    if isinstance(content, list) and content and all(isinstance(part, dict) and "type" in part for part in content):
+        texts = [str(part.get("text", "")) for part in content if part.get("type", "text") in ("text", "output_text")]
+        return "\n".join(texts) if texts else None
+    return content

@@ -1,0 +1,137 @@
+"""Cue lists as data: loading, user extension, text folding and phrase matching.
+
+The cue vocabularies live in ``cues/*.json`` next to this module so that users can
+read and extend them without touching code. ``paper.json`` is frozen (it reproduces
+the paper's released classifier); ``default.json`` can be extended by files given
+with ``--cues FILE`` or the environment variable :data:`CUES_ENV`
+(``os.pathsep``-separated paths). An extension file is a JSON object whose keys are
+cue-list names of ``default.json``; its lists are appended, and an optional
+``"remove"`` object lists entries to delete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from tooldiag.errors import UserError
+
+#: Environment variable naming extra cue files for the ``default`` scheme.
+CUES_ENV = "TOOLDIAG_CUES"
+
+#: Typographic quotes folded to ASCII before matching (notes §1; the paper folds the same set).
+QUOTE_FOLD = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u00b4": "'",
+        "\u02bc": "'",
+    }
+)
+
+_SPACES = re.compile(r"\s+")
+
+
+def fold_quotes(text: str) -> str:
+    """Typographic apostrophes and quotes to ASCII (so "can’t" matches "can't")."""
+    return text.translate(QUOTE_FOLD)
+
+
+def fold(text: str) -> str:
+    """Quotes folded, lower-cased, runs of whitespace collapsed to one space."""
+    return _SPACES.sub(" ", fold_quotes(text).lower())
+
+
+def load_builtin(name: str) -> dict[str, Any]:
+    """A cue file shipped with tooldiag (``paper`` or ``default``), as parsed JSON."""
+    text = resources.files("tooldiag.classify").joinpath("cues", f"{name}.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def cue_files_from_env() -> list[Path]:
+    """Paths listed in :data:`CUES_ENV` (empty entries ignored)."""
+    raw = os.environ.get(CUES_ENV, "")
+    return [Path(part) for part in raw.split(os.pathsep) if part.strip()]
+
+
+def read_extension(path: Path, known_keys: Iterable[str]) -> dict[str, Any]:
+    """Read and validate one extension file; a bad file is a :class:`UserError`."""
+    known = {key for key in known_keys if not key.startswith("_")}
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"cue file {path} does not exist", hint=f"check --cues or {CUES_ENV}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"cue file {path} is not valid JSON: {exc}", hint="see docs/diagnostic.md, 'Extending the cues'") from None
+    if not isinstance(data, dict):
+        raise UserError(f"cue file {path} must hold a JSON object", hint='e.g. {"refuse": ["not in my toolbox"]}')
+    sections = {"add": {k: v for k, v in data.items() if k != "remove" and not k.startswith("_")}}
+    remove = data.get("remove", {})
+    if not isinstance(remove, dict):
+        raise UserError(f"cue file {path}: 'remove' must be an object of lists", hint='e.g. {"remove": {"refuse": ["cannot"]}}')
+    sections["remove"] = remove
+    for section, content in sections.items():
+        for key, values in content.items():
+            if key not in known:
+                raise UserError(
+                    f"cue file {path}: unknown cue list {key!r}",
+                    hint="known lists: " + ", ".join(sorted(known)),
+                )
+            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                raise UserError(f"cue file {path}: {section} list {key!r} must be a list of strings")
+            for value in values:
+                if value.startswith("re:"):
+                    try:
+                        re.compile(value[3:])
+                    except re.error as exc:
+                        raise UserError(f"cue file {path}: bad regular expression {value!r}: {exc}") from None
+    return sections
+
+
+def merge_cues(base: dict[str, Any], extensions: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
+    """``base`` lists with every extension's additions appended and removals applied."""
+    merged = {key: list(value) for key, value in base.items() if isinstance(value, list)}
+    for extension in extensions:
+        for key, values in extension.get("add", {}).items():
+            merged.setdefault(key, []).extend(v for v in values if v not in merged[key])
+        for key, values in extension.get("remove", {}).items():
+            drop = set(values)
+            merged[key] = [v for v in merged.get(key, []) if v not in drop]
+    return merged
+
+
+def _entry_pattern(entry: str) -> str:
+    if entry.startswith("re:"):
+        return f"(?:{entry[3:]})"
+    words = [re.escape(word) for word in fold(entry).split(" ") if word]
+    body = r"\s+".join(words)
+    # word boundaries only where the phrase starts/ends with a word character
+    left = r"\b" if re.match(r"\w", entry) else ""
+    right = r"\b" if re.search(r"\w$", entry) else ""
+    return f"{left}{body}{right}"
+
+
+@lru_cache(maxsize=512)
+def compile_phrases(entries: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One alternation regex for a cue list (``None`` for an empty list)."""
+    if not entries:
+        return None
+    return re.compile("|".join(_entry_pattern(entry) for entry in entries))
+
+
+def alternation(words: Iterable[str]) -> str:
+    """``(?:a|b|c)`` of escaped words, longest first so that ``zip code`` beats ``zip``."""
+    ordered = sorted({fold(w) for w in words if w.strip()}, key=len, reverse=True)
+    return "(?:" + "|".join(r"\s+".join(map(re.escape, w.split(" "))) for w in ordered) + ")"

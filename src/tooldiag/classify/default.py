@@ -1,0 +1,259 @@
+"""The ``default`` scheme: tooldiag's own classifier for the issue's class definitions.
+
+The paper's rules read every ``?`` as ask and any "cannot" as refuse, so offers of
+help ("Would you like more details?") count as ask, consent requests ("Shall I
+proceed?") as ask, and apologies before a clarifying question as refuse. This scheme
+works sentence by sentence on text with quoted echoes, code and URLs removed:
+
+* **refuse**: a refusal cue (cue list ``refuse``) after deleting non-refusals
+  (``refuse_exceptions``: failed look-ups, "cannot be undone", tool-error echoes).
+  A refusal that is only *blocked on information* ("I can't move it without the
+  destination folder") is ask; blocked on consent ("without your confirmation") is
+  confirm; a generic "I can't proceed" is ask when the emission also requests
+  information.
+* **confirm** (consent): an explicit consent cue (``consent``), a request to confirm an
+  action ("confirm the cancellation"), "would you like me to <consequential verb>",
+  or a plan-dependent cue (``consent_if_plan``: "Is that correct?", "Please confirm.")
+  in an emission that states an action it is about to take.
+* **ask**: an information-request cue (``ask``), "confirm <a value>" ("Could you
+  confirm the order ID?"), a wh-question, a choice between options, or any other
+  question that is not an offer, greeting or consent request.
+* everything else is **other** (results, completion claims, offers, greetings).
+
+Classes combine by the paper's priority tool_call > refuse > ask > confirm > other.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tooldiag.classify.classes import ActionClass, highest_priority
+from tooldiag.classify.cues import alternation, compile_phrases, fold, fold_quotes, load_builtin, merge_cues, read_extension
+from tooldiag.classify.syntax import structured_call_names, text_holds_tool_call
+
+_CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_INLINE_CODE = re.compile(r"`[^`\n]{0,500}`")
+_URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+")
+# Double-quoted spans of four or more words are echoes (tweets, messages, file text);
+# short ones ("yes", "no longer needed") are kept because consent cues quote them.
+_LONG_QUOTE = re.compile(r"\"(?:[^\"\n]*?\s){3,}[^\"\n]*?\"")
+_BLOCKQUOTE = re.compile(r"^\s*>.*$", re.MULTILINE)
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
+_VERB_SUFFIX = r"(?:s|es|ed|d|ing|led|ling|ted|ting|ped|ping|red|ring)?"
+_NEGATED_AFTER = r"(?!n't|'t| not)"
+_POLICY = re.compile(r"\b(?:polic(?:y|ies)|eligib\w*|allowed|permitted|rules?|terms|authori[sz]ed)\b")
+_GENERIC_BLOCK = re.compile(
+    r"\b(?:cannot|can't|can not|unable to|not able to|won't be able to)\s+"
+    r"(?:proceed|continue|complete|move forward|go ahead|help|assist|do (?:that|this|it)|process (?:this|that|it|your request))\b"
+)
+_INFO_WORDS = (
+    "knowing", "know", "information", "info", "details", "detail", "parameter", "argument", "input",
+    "specification", "specified", "clarification", "which", "what", "where", "when", "who", "more context",
+    "provide", "providing", "tell", "telling", "you specify", "you provide", "you tell",
+)
+_WH_QUESTION = re.compile(
+    r"(?:^|[,:;] |^(?:so|and|also|then|now|great|ok|okay|alright|sure|first|next|lastly|finally),? )"
+    r"(?:what|which|where|when|who|whom|whose|how)\b[^?]*\?"
+)
+_CHOICE_QUESTION = re.compile(
+    r"\b[\w#$.'-]+ or (?!not\b|no\b|would\b|do\b|is\b|are\b|should\b|shall\b|if\b|anything\b|something\b|"
+    r"make\b|change\b|need\b|want\b|have\b|did\b|does\b|can\b|could\b|will\b|just let\b)[\w#$.'-]+[^?]*\?"
+)
+_CHOICE_AMONG = re.compile(r"\b(?:one of (?:these|those|them|the above|the following)|either of (?:these|those|them)|which one)\b")
+_CONFIRM_REQUEST = re.compile(
+    r"(?:^|\b(?:please|kindly|can you|could you|would you|will you|if you could|i need you to|you need to|to|just|and))\s*"
+    r"(?:re-?)?confirm(?: for me)?\b(?P<tail>(?: [^\s.?!;]+){0,6})"
+)
+
+
+@dataclass(frozen=True)
+class _Patterns:
+    """The compiled cue lists of one classifier instance."""
+
+    markers: tuple[str, ...]
+    refuse: re.Pattern[str] | None
+    refuse_exceptions: re.Pattern[str] | None
+    ask: re.Pattern[str] | None
+    consent: re.Pattern[str] | None
+    consent_if_plan: re.Pattern[str] | None
+    offer: re.Pattern[str] | None
+    plan: re.Pattern[str]
+    consent_verb: re.Pattern[str]
+    blocked: re.Pattern[str]
+    capability: re.Pattern[str]
+    consent_noun: re.Pattern[str]
+    info: re.Pattern[str]
+    action_noun: re.Pattern[str]
+    value_noun: re.Pattern[str]
+
+
+def _compile(cues: dict[str, list[str]]) -> _Patterns:
+    def phrases(key: str) -> re.Pattern[str] | None:
+        return compile_phrases(tuple(cues.get(key, [])))
+
+    verbs = alternation(cues.get("action_verbs", ["book"])) + _VERB_SUFFIX
+    markers = alternation(cues.get("plan_markers", ["i will"]))
+    action_nouns = alternation(cues.get("action_nouns", ["cancellation"]))
+    value_nouns = alternation(cues.get("value_nouns", ["id"]))
+    plan = re.compile(
+        rf"\b{markers}\b{_NEGATED_AFTER}[^.?!]{{0,60}}?\b(?:{verbs}|{action_nouns})\b"
+        rf"|\b(?:will|would|'ll|is going to|are going to) be {verbs}\b"
+        rf"|^(?:[-*\u2022]|\d+[.)])\s*\**{verbs}\b"
+    )
+    consent_verb = re.compile(
+        rf"\b(?:shall|should|can|may) i (?:go ahead and |now |then |also )?{verbs}\b"
+        rf"|\b(?:would|do) you (?:like|want|wish) (?:me )?to (?:go ahead and |now )?{verbs}\b"
+        rf"|\byou(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b[^?]*\?"
+        rf"|\bto confirm,? you (?:want|would like|'d like|wish) to\b"
+    )
+    return _Patterns(
+        markers=tuple(m.lower() for m in cues.get("syntax_markers", [])),
+        refuse=phrases("refuse"),
+        refuse_exceptions=phrases("refuse_exceptions"),
+        ask=phrases("ask"),
+        consent=phrases("consent"),
+        consent_if_plan=phrases("consent_if_plan"),
+        offer=phrases("offer"),
+        plan=plan,
+        consent_verb=consent_verb,
+        blocked=re.compile(r"\b(?:without|until|unless)\b(?P<tail>[^.?!;]{0,80})"),
+        capability=re.compile(r"\b" + alternation(cues.get("capability_nouns", ["function"])) + r"\b"),
+        consent_noun=re.compile(r"\byour (?:explicit |express )?" + alternation(cues.get("consent_nouns", ["confirmation"])) + r"\b"),
+        info=re.compile(r"\b" + alternation(list(_INFO_WORDS) + cues.get("value_nouns", [])) + r"\b"),
+        action_noun=re.compile(r"\b" + action_nouns + r"\b"),
+        value_noun=re.compile(r"\b" + value_nouns + r"\b"),
+    )
+
+
+def _search(pattern: re.Pattern[str] | None, text: str) -> bool:
+    return bool(pattern and pattern.search(text))
+
+
+def clean_for_cues(text: str) -> list[str]:
+    """Sentences of ``text`` with code, URLs, block quotes and long quoted echoes removed, folded."""
+    text = fold_quotes(text)
+    text = _CODE_FENCE.sub(" ", text)
+    text = _INLINE_CODE.sub(" code ", text)
+    text = _URL.sub(" link ", text)
+    text = _BLOCKQUOTE.sub(" ", text)
+    text = _LONG_QUOTE.sub(' "quoted text" ', text)
+    sentences = (fold(part).strip() for part in _SENTENCE_BREAK.split(text))
+    return [s for s in sentences if s]
+
+
+class DefaultClassifier:
+    """Callable ``(text, has_calls) -> ActionClass`` with tooldiag's default rules."""
+
+    name = "default"
+
+    def __init__(self, extra_cue_files: Sequence[Path] = ()) -> None:
+        base = load_builtin("default")
+        extensions = [read_extension(Path(path), base.keys()) for path in extra_cue_files]
+        self.cues = merge_cues(base, extensions)
+        self._p = _compile(self.cues)
+
+    # -- public --------------------------------------------------------------
+    def __call__(self, text: Any, has_calls: bool) -> ActionClass:
+        return highest_priority(self.signals(text, has_calls))
+
+    def signals(self, text: Any, has_calls: bool = False) -> frozenset[ActionClass]:
+        """Every class the emission shows evidence of (multi-label; ``{}`` means other).
+
+        ``classify`` keeps the highest-priority one; callers that need to know
+        whether, say, a consent request sits beside a partial refusal read this set.
+        """
+        if has_calls:
+            return frozenset({ActionClass.TOOL_CALL})
+        if isinstance(text, (list, dict)):  # a raw BFCL emission that was never decoded
+            if structured_call_names(text):
+                return frozenset({ActionClass.TOOL_CALL})
+            return frozenset()
+        if text is None:
+            return frozenset()
+        if not isinstance(text, str):
+            text = str(text)
+        if not text.strip():
+            return frozenset()
+        if text_holds_tool_call(text, self._p.markers):
+            return frozenset({ActionClass.TOOL_CALL})
+        return self._text_signals(clean_for_cues(text))
+
+    # -- internals -----------------------------------------------------------
+    def _text_signals(self, sentences: list[str]) -> frozenset[ActionClass]:
+        p = self._p
+        plan = any(p.plan.search(s) for s in sentences)
+        found: set[ActionClass] = set()
+        generic_blocks = 0
+        for sentence in sentences:
+            kind = self._refusal(sentence)
+            if kind == "generic":
+                generic_blocks += 1
+            elif kind is not None:
+                found.add(kind)
+            found |= self._request(sentence, plan)
+        if generic_blocks:
+            # "I can't proceed." asks when the emission requests information, else refuses.
+            found.add(ActionClass.ASK if ActionClass.ASK in found else ActionClass.REFUSE)
+        return frozenset(found)
+
+    def _refusal(self, sentence: str) -> ActionClass | str | None:
+        p = self._p
+        scrubbed = p.refuse_exceptions.sub(" ", sentence) if p.refuse_exceptions else sentence
+        if not _search(p.refuse, scrubbed):
+            return None
+        blocked = p.blocked.search(scrubbed)
+        if blocked:
+            tail = blocked.group("tail")
+            if p.consent_noun.search(tail):
+                return ActionClass.CONFIRM
+            if p.info.search(tail) and not p.capability.search(tail) and not _POLICY.search(tail):
+                return ActionClass.ASK
+        if _GENERIC_BLOCK.search(scrubbed) and not p.capability.search(scrubbed) and not _POLICY.search(scrubbed):
+            if not _search(p.refuse, _GENERIC_BLOCK.sub(" ", scrubbed)):
+                return "generic"
+        return ActionClass.REFUSE
+
+    def _request(self, sentence: str, plan: bool) -> set[ActionClass]:
+        """Ask / consent evidence in one sentence."""
+        p = self._p
+        out: set[ActionClass] = set()
+        question = "?" in sentence
+        # A wh-question or a choice between options asks, even when it names an
+        # action ("Which flight would you like to change?"): no consent evidence.
+        open_question = question and bool(
+            _WH_QUESTION.search(sentence) or _CHOICE_QUESTION.search(sentence) or _CHOICE_AMONG.search(sentence)
+        )
+        confirm_kind = self._confirm_object(sentence, plan)
+        if confirm_kind is not None:
+            out.add(confirm_kind)
+        if open_question:
+            if not _search(p.offer, sentence) or _CHOICE_QUESTION.search(sentence):
+                out.add(ActionClass.ASK)
+        elif _search(p.consent, sentence) or p.consent_verb.search(sentence):
+            out.add(ActionClass.CONFIRM)
+        elif plan and confirm_kind is None and _search(p.consent_if_plan, sentence):
+            out.add(ActionClass.CONFIRM)
+        if _search(p.ask, sentence):
+            out.add(ActionClass.ASK)
+        if question and not open_question and not out and not _search(p.offer, sentence):
+            out.add(ActionClass.ASK)
+        return out
+
+    def _confirm_object(self, sentence: str, plan: bool) -> ActionClass | None:
+        """"Confirm X": a value to check (ask) or an action to approve (consent)."""
+        p = self._p
+        match = _CONFIRM_REQUEST.search(sentence)
+        if not match:
+            return None
+        tail = match.group("tail")
+        if re.match(r"\s*(?:that |if |whether )?you\b", tail):
+            return ActionClass.CONFIRM
+        if p.value_noun.search(tail):
+            return ActionClass.ASK
+        if p.action_noun.search(tail):
+            return ActionClass.CONFIRM
+        return ActionClass.CONFIRM if plan else ActionClass.ASK

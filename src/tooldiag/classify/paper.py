@@ -1,0 +1,79 @@
+"""The ``paper`` scheme: paper 001's released classifier, rule for rule.
+
+Reproduces ``bfcl_calibration/analysis/action_classifier.py`` and
+``emission_normalization`` at commit ``5c9ec3df`` (notes ``action-classes.md`` §1-2):
+normalise whole-emission call structures, decide tool_call from syntax, then text
+classes by case-insensitive substring cues after folding typographic quotes, with the
+priority refuse > ask (``?`` or an ask cue) > confirm (completion claims) > other.
+
+Deliberate differences, none of which changes a label the original produces:
+the original raises on inputs its parsers choke on (``ast.literal_eval`` TypeError,
+deep nesting) and on non-string, non-list emissions; here those inputs get a class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tooldiag.classify.classes import ActionClass
+from tooldiag.classify.cues import fold_quotes, load_builtin
+from tooldiag.classify.syntax import paper_normalize, paper_text_is_tool_call, structured_call_names
+
+
+@dataclass(frozen=True)
+class PaperCues:
+    ask: tuple[str, ...]
+    refuse: tuple[str, ...]
+    confirm: tuple[str, ...]
+
+    @classmethod
+    def builtin(cls) -> PaperCues:
+        data = load_builtin("paper")
+        return cls(ask=tuple(data["ask"]), refuse=tuple(data["refuse"]), confirm=tuple(data["confirm"]))
+
+
+class PaperClassifier:
+    """Callable ``(text, has_calls) -> ActionClass`` with the paper's rules."""
+
+    name = "paper"
+
+    def __init__(self, cues: PaperCues | None = None) -> None:
+        self.cues = cues or PaperCues.builtin()
+
+    def classify_text(self, text: str | None) -> ActionClass:
+        """The original ``classify_emission`` on one (already normalised) string."""
+        if text is None:
+            return ActionClass.OTHER
+        if paper_text_is_tool_call(text):
+            return ActionClass.TOOL_CALL
+        normalized = fold_quotes(text)
+        lower = normalized.lower()
+        if any(cue in lower for cue in self.cues.refuse):
+            return ActionClass.REFUSE
+        if "?" in normalized or any(cue in lower for cue in self.cues.ask):
+            return ActionClass.ASK
+        if any(cue in lower for cue in self.cues.confirm):
+            return ActionClass.CONFIRM
+        return ActionClass.OTHER
+
+    def classify_raw(self, emission: Any) -> ActionClass | None:
+        """The original ``gar.emission_action``: a raw BFCL emission, ``None`` when it holds nothing.
+
+        Strings are normalised then classified (whitespace-only: ``None``); lists and
+        dicts are tool_call when they carry tool names (``[]``: ``None``).
+        """
+        normalized = paper_normalize(emission)
+        if isinstance(normalized, str):
+            return self.classify_text(normalized) if normalized.strip() else None
+        if isinstance(emission, (list, dict)):
+            return ActionClass.TOOL_CALL if structured_call_names(emission) else None
+        return None
+
+    def __call__(self, text: Any, has_calls: bool) -> ActionClass:
+        if has_calls:
+            return ActionClass.TOOL_CALL
+        if text is None:
+            return ActionClass.OTHER
+        label = self.classify_raw(text)
+        return label if label is not None else ActionClass.OTHER

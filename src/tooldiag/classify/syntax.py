@@ -1,0 +1,275 @@
+"""Is there a tool call in this emission? Syntax rules, never execution.
+
+Local-model handlers save calls as text, so the classifier has to find them in strings
+(paper 001 §3.1: "tool_call is decided from the emission's syntax"). Two layers:
+
+* :func:`paper_text_is_tool_call` and :func:`paper_normalize` reproduce the paper's
+  released rules (notes ``action-classes.md`` §1): four start-of-text / tag patterns,
+  plus a normalisation step that rewrites whole-emission call structures (``{tool:
+  args}``, ``{"name", "arguments"}``, a fenced literal) to the canonical JSON list.
+* :func:`text_holds_tool_call` is the ``default`` scheme's superset: it adds marker
+  tags of other chat templates, fenced call blocks after a line of prose, and Python
+  call syntax (``cd(folder='x')``) read with :mod:`ast` *parsing* only.
+
+Model text is parsed with ``json.loads``, ``ast.literal_eval`` and ``ast.parse``; it is
+never evaluated. Every function here returns a value for any input and never raises.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+#: Inputs longer than this are not handed to the parsers (the regex rules still run).
+MAX_PARSE_CHARS = 200_000
+
+# -- the paper's four syntax rules (notes §1) ---------------------------------------
+_PY_LIST_START = re.compile(r"\s*\[\s*[A-Za-z_][A-Za-z0-9_]*\s*\(")
+_TOOL_CALL_TAG = re.compile(r"<tool_call\b", re.IGNORECASE)
+_JSON_LIST_START = re.compile(r"\s*\[\s*\{\s*[\"']name[\"']\s*:")
+_JSON_OBJECT_START = re.compile(r"\s*\{\s*[\"']name[\"']\s*:\s*[\"'][A-Za-z_][A-Za-z0-9_]*[\"']\s*,")
+_ARGUMENTS_KEY = re.compile(r"[\"'](?:arguments|parameters)[\"']\s*:")
+
+
+def paper_text_is_tool_call(text: str) -> bool:
+    """The paper's syntax test on one string (notes §1, rules 1-4).
+
+    (1) starts with ``[`` identifier ``(``; (2) ``<tool_call`` anywhere, any case;
+    (3) starts with ``[{"name":`` in either quote style; (4) starts with a single
+    ``{"name": "<identifier>",`` object that later has an ``"arguments"`` or
+    ``"parameters"`` key.
+    """
+    if not text:
+        return False
+    if _PY_LIST_START.match(text) or _TOOL_CALL_TAG.search(text) or _JSON_LIST_START.match(text):
+        return True
+    head = _JSON_OBJECT_START.match(text)
+    return bool(head and _ARGUMENTS_KEY.search(text, head.end()))
+
+
+# -- normalisation of whole-emission call structures (notes §1) ---------------------
+def _named_call(name: Any, arguments: Any) -> dict[str, Any] | None:
+    if isinstance(name, str) and isinstance(arguments, dict):
+        return {"name": name, "arguments": arguments}
+    return None
+
+
+_NAME_KEY_PAIRS = (("name", "arguments"), ("name", "parameters"), ("tool_call", "arguments"), ("action", "arguments"))
+
+
+def _call_from_mapping(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, dict):
+        return None
+    keys = set(value)
+    for name_key, args_key in _NAME_KEY_PAIRS:
+        if keys == {name_key, args_key}:
+            return _named_call(value[name_key], value[args_key])
+    if len(value) == 1:
+        ((name, arguments),) = value.items()
+        return _named_call(name, arguments)
+    return None
+
+
+def calls_from_value(value: Any) -> list[dict[str, Any]] | None:
+    """The calls a decoded structure spells, or ``None`` if it is not wholly calls.
+
+    Accepted shapes (paper normalisation): a non-empty list whose every item is a
+    call; one call object (``{"name","arguments"}``, ``{"name","parameters"}``,
+    ``{"tool_call","arguments"}``, ``{"action","arguments"}`` or ``{tool: {args}}``);
+    or ``{"tools": [names], "arguments": {name: args}}``.
+    """
+    if isinstance(value, list):
+        calls = [_call_from_mapping(item) for item in value]
+        if not calls or any(call is None for call in calls):
+            return None
+        return calls  # type: ignore[return-value]
+    if isinstance(value, dict):
+        direct = _call_from_mapping(value)
+        if direct is not None:
+            return [direct]
+        if set(value) == {"tools", "arguments"}:
+            tools, by_tool = value["tools"], value["arguments"]
+            if not isinstance(tools, list) or not isinstance(by_tool, dict) or not tools:
+                return None
+            out = []
+            for name in tools:
+                if not isinstance(name, str) or name not in by_tool:
+                    return None
+                call = _named_call(name, by_tool[name])
+                if call is None:
+                    return None
+                out.append(call)
+            return out
+    return None
+
+
+def _whole_fence_body(text: str) -> str | None:
+    """The body of a triple-backtick fence that makes up the whole emission."""
+    stripped = text.strip()
+    if not stripped.startswith("```"):
+        return None
+    lines = stripped.splitlines()[1:]
+    if lines and lines[-1].strip().startswith("```"):
+        lines = lines[:-1]
+    body = "\n".join(lines).strip()
+    return body or None
+
+
+def _parse_literal(text: str) -> Any:
+    """``ast.literal_eval`` then ``json.loads``; a sentinel when neither parses."""
+    if len(text) > MAX_PARSE_CHARS:
+        return _NO_VALUE
+    for parser in (ast.literal_eval, json.loads):
+        try:
+            return parser(text)
+        except Exception:  # SyntaxError, ValueError, TypeError, RecursionError, MemoryError
+            continue
+    return _NO_VALUE
+
+
+_NO_VALUE = object()
+
+
+def _canonical(calls: list[dict[str, Any]]) -> str:
+    return json.dumps(calls, ensure_ascii=True, separators=(",", ":"), default=str)
+
+
+def paper_normalize(emission: Any) -> Any:
+    """The paper's ``normalize_emission``: whole-emission calls become ``[{"name","arguments"}]`` JSON.
+
+    Strings already caught by the syntax rules and prose come back unchanged; a
+    structured value (list/dict) that is wholly calls, or a string (optionally inside
+    one triple-backtick fence) starting with ``{`` or ``[{`` that parses to calls, is
+    rewritten. Anything else is returned as given.
+    """
+    if isinstance(emission, str) and paper_text_is_tool_call(emission):
+        return emission
+    if isinstance(emission, (list, dict)):
+        calls = calls_from_value(emission)
+        if calls is not None:
+            return _canonical(calls)
+        return emission
+    if not isinstance(emission, str):
+        return emission
+    body = _whole_fence_body(emission)
+    if body is None:
+        body = emission.strip()
+    if not (body.startswith("[{") or body.startswith("{")):
+        return emission
+    value = _parse_literal(body)
+    if value is _NO_VALUE:
+        return emission
+    calls = calls_from_value(value)
+    return _canonical(calls) if calls is not None else emission
+
+
+def structured_call_names(emission: Any) -> list[str]:
+    """Tool names in a raw API-handler emission ``[{name: args}, ...]`` or ``{name: args}``.
+
+    BFCL's API handlers store calls this way, with the arguments as a JSON *string*
+    (so :func:`calls_from_value` does not accept them). ``[]`` holds no name.
+    """
+    items = emission if isinstance(emission, list) else [emission]
+    names: list[str] = []
+    for item in items:
+        if not isinstance(item, dict):
+            return []
+        names.extend(str(key) for key in item)
+    return names
+
+
+# -- the default scheme's extensions ----------------------------------------------
+_FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+
+
+def _is_call_node(node: ast.AST, *, need_keywords: bool) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return False
+    return bool(node.keywords) or not need_keywords
+
+
+def python_call_syntax(text: str) -> bool:
+    """True when ``text`` parses (never runs) as ``[f(a=1), g()]`` or a bare ``f(a=1, ...)``.
+
+    A bare single call needs at least one keyword argument, so that prose such as
+    ``Hello(world)`` is not mistaken for a call.
+    """
+    body = text.strip()
+    if not body or len(body) > MAX_PARSE_CHARS or "(" not in body:
+        return False
+    try:
+        tree = ast.parse(body, mode="eval").body
+    except Exception:  # SyntaxError, ValueError, RecursionError, MemoryError
+        return False
+    if isinstance(tree, (ast.List, ast.Tuple)):
+        return bool(tree.elts) and all(_is_call_node(elt, need_keywords=False) for elt in tree.elts)
+    return _is_call_node(tree, need_keywords=True)
+
+
+def _json_call_payload(body: str) -> bool:
+    stripped = body.strip()
+    if not (stripped.startswith("{") or stripped.startswith("[")):
+        return False
+    if paper_text_is_tool_call(stripped):
+        return True
+    value = _parse_literal(stripped)
+    if value is _NO_VALUE:
+        return False
+    if calls_from_value(value) is not None:
+        return True
+    return _openai_style_calls(value)
+
+
+def _openai_style_calls(value: Any) -> bool:
+    """``{"tool_calls": [...]}``, ``{"function": {"name": ...}}`` or a list of those."""
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        return False
+    for item in items:
+        if not isinstance(item, dict):
+            return False
+        if isinstance(item.get("tool_calls"), list) and item["tool_calls"]:
+            continue
+        function = item.get("function")
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            continue
+        return False
+    return True
+
+
+def text_holds_tool_call(text: str, markers: Iterable[str] = ()) -> bool:
+    """The ``default`` scheme's syntax test: the paper's rules and normalisation, plus
+
+    * any marker of ``markers`` (chat-template call tags such as ``<function=``,
+      ``[TOOL_CALLS]``, ``<|python_tag|>``), case-insensitive;
+    * the whole text, or the body of a whole-emission fence, in Python call syntax;
+    * a fenced block anywhere whose body is a JSON/literal call payload.
+    """
+    if not text or not text.strip():
+        return False
+    if paper_text_is_tool_call(text):
+        return True
+    lowered = text.lower()
+    if any(marker in lowered for marker in markers):
+        return True
+    if paper_normalize(text) != text:
+        return True
+    body = _whole_fence_body(text)
+    if python_call_syntax(body if body is not None else text):
+        return True
+    if _json_call_payload(text):
+        return True
+    if "```" in text and len(text) <= MAX_PARSE_CHARS:
+        for match in _FENCE.finditer(text):
+            if _json_call_payload(match.group(1)):
+                return True
+    return False

@@ -1,0 +1,131 @@
+"""``tooldiag classify``: action class of each assistant message in a JSONL file."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from tooldiag.errors import UserError
+
+Schemes = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--scheme",
+        "-s",
+        help="paper (the paper's released classifier), default (tooldiag's), or llm (a judge model; see --judge). "
+        "Repeatable with --evaluate.",
+    ),
+]
+CueFiles = Annotated[
+    list[Path] | None,
+    typer.Option("--cues", help="Extra cue file (JSON) for the default scheme; repeatable. Also: TOOLDIAG_CUES=FILE[:FILE].", dir_okay=False),
+]
+Judge = Annotated[str | None, typer.Option("--judge", help="Judge model of the llm scheme, e.g. openai/gpt-4o-mini (or TOOLDIAG_CLASSIFY_MODEL).")]
+
+
+def read_jsonl_objects(source: str) -> list[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of ``source`` (a path or ``-``)."""
+    if source == "-":
+        lines = sys.stdin.read().splitlines()
+        name = "stdin"
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise UserError(f"{source} does not exist", hint="give a JSONL file, or - to read standard input")
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except UnicodeDecodeError as exc:
+            raise UserError(f"{source} is not UTF-8 text ({exc.reason})", hint="save the file as UTF-8 JSONL") from None
+        name = source
+    out = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{name} line {number}: not valid JSON ({exc.msg})", hint="one JSON object per line") from None
+        if not isinstance(value, dict):
+            raise UserError(
+                f"{name} line {number}: expected a JSON object, got {type(value).__name__}",
+                hint='write an assistant message, e.g. {"role": "assistant", "content": "...", "tool_calls": []}',
+            )
+        out.append((number, value))
+    return out
+
+
+def message_parts(obj: dict[str, Any]) -> tuple[Any, bool]:
+    """``(text, has_calls)`` of an OpenAI assistant message (``text`` accepted for ``content``)."""
+    from tooldiag.classify import content_text, has_tool_calls
+
+    text = obj.get("content", obj.get("text"))
+    calls = has_tool_calls(obj.get("tool_calls")) or has_tool_calls(obj.get("function_call"))
+    return content_text(text), calls
+
+
+def _classifier(scheme: str, cues: list[Path] | None, judge: str | None):
+    from tooldiag.classify import SCHEMES, get_classifier
+
+    if scheme not in SCHEMES:
+        raise UserError(f"unknown scheme {scheme!r}", hint="use one of: " + ", ".join(SCHEMES))
+    if scheme == "llm" and judge:
+        from tooldiag.classify.llm import LLMClassifier
+
+        return LLMClassifier(judge)
+    return get_classifier(scheme, cue_files=cues or ())
+
+
+def classify_command(
+    file: Annotated[str, typer.Argument(help="JSONL of assistant messages, one per line; - for stdin.")],
+    scheme: Schemes = None,
+    cues: CueFiles = None,
+    judge: Judge = None,
+    evaluate: Annotated[
+        bool,
+        typer.Option("--evaluate", help="Lines carry a gold 'label': print per-class precision/recall of each --scheme (default: paper and default)."),
+    ] = False,
+) -> None:
+    """Action class of each assistant message in a JSONL file (or - for stdin).
+
+    Writes one JSON object per input line, in order: {"line", "id"?, "action_class"}.
+
+    Example: tooldiag classify messages.jsonl --scheme paper > classes.jsonl
+    """
+    from tooldiag.classify.classes import parse_action_class
+    from tooldiag.report.build import classify_batch
+
+    rows = read_jsonl_objects(file)
+    schemes = scheme or (["paper", "default"] if evaluate else ["default"])
+    items = [message_parts(obj) for _, obj in rows]
+    if not evaluate:
+        if len(schemes) != 1:
+            raise UserError("give one --scheme (several only with --evaluate)")
+        labels = classify_batch(_classifier(schemes[0], cues, judge), items)
+        out = sys.stdout
+        for (number, obj), label in zip(rows, labels):
+            record: dict[str, Any] = {"line": number}
+            if "id" in obj:
+                record["id"] = obj["id"]
+            record["action_class"] = label.value
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return
+
+    from tooldiag.classify.evaluate import confusion_markdown, evaluate as score, evaluation_markdown
+
+    gold = []
+    for number, obj in rows:
+        if "label" not in obj:
+            raise UserError(f"{file} line {number}: no 'label' field", hint="--evaluate needs the gold class in 'label'")
+        gold.append(parse_action_class(obj["label"], where=f"{file} line {number}"))
+    evaluations = [score(s, gold, classify_batch(_classifier(s, cues, judge), items)) for s in schemes]
+    typer.echo(evaluation_markdown(evaluations))
+    for evaluation in evaluations:
+        typer.echo(confusion_markdown(evaluation))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("classify")(classify_command)

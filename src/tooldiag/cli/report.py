@@ -1,0 +1,83 @@
+"""``tooldiag report``: the action-class calibration profile of one or more runs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tooldiag.cli.classify import CueFiles, Judge
+
+Format = Annotated[str, typer.Option("--format", "-f", help="md, csv, json or latex.")]
+Out = Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file instead of standard output.", dir_okay=False)]
+Scheme = Annotated[str, typer.Option("--scheme", "-s", help="Classifier: default (tooldiag's), paper (reproduces the paper's tables) or llm.")]
+MaskingPp = Annotated[float, typer.Option("--masking-pp", help="Delta (pp) at or below which an ask/refuse/confirm category is flagged 'masking'.", rich_help_panel="Thresholds")]
+ExecFailPp = Annotated[float, typer.Option("--execution-failure-pp", help="Delta (pp) at or above which a tool_call category is flagged 'execution_failure'.", rich_help_panel="Thresholds")]
+TCap = Annotated[int, typer.Option("--t-cap", min=1, help="Cases a class must be emitted in to count as within capability (Table 5).", rich_help_panel="Thresholds")]
+Confidence = Annotated[float, typer.Option("--confidence", min=0.5, max=0.999, help="Coverage of the Wilson intervals.", rich_help_panel="Thresholds")]
+
+
+def thresholds_from(masking_pp: float, execution_failure_pp: float, t_cap: int, confidence: float):
+    from tooldiag.metrics.gar import Thresholds
+
+    return Thresholds(masking_pp=masking_pp, execution_failure_pp=execution_failure_pp, t_cap=t_cap, confidence=confidence)
+
+
+def check_scheme_and_format(scheme: str, fmt: str, judge: str | None) -> None:
+    from tooldiag.classify import SCHEMES
+    from tooldiag.errors import UserError
+    from tooldiag.report.render import FORMATS
+
+    if fmt not in FORMATS:
+        raise UserError(f"unknown format {fmt!r}", hint="use one of: " + ", ".join(FORMATS))
+    if scheme not in SCHEMES:
+        raise UserError(f"unknown scheme {scheme!r}", hint="use one of: " + ", ".join(SCHEMES))
+    if judge:
+        os.environ["TOOLDIAG_CLASSIFY_MODEL"] = judge
+
+
+def emit(text: str, out: Path | None) -> None:
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    typer.echo(f"wrote {out}", err=True)
+
+
+def report_command(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (from `tooldiag run` or `tooldiag import`).")],
+    fmt: Format = "md",
+    out: Out = None,
+    scheme: Scheme = "default",
+    cues: CueFiles = None,
+    judge: Judge = None,
+    masking_pp: MaskingPp = -15.0,
+    execution_failure_pp: ExecFailPp = 60.0,
+    t_cap: TCap = 10,
+    confidence: Confidence = 0.95,
+) -> None:
+    """Action-class calibration profile of runs (paper 001 Tables 1, 14, 5).
+
+    Table 1: GAR, Acc and Delta per category, overall Acc; Table 14: case- vs
+    turn-level GAR with Wilson CIs; Table 5: capability counts.
+
+    Example: tooldiag report runs/qwen3 runs/xlam --format latex --out table1.tex
+    """
+    from tooldiag.report import reports_from_run_dirs
+    from tooldiag.report.render import render
+
+    check_scheme_and_format(scheme, fmt, judge)
+    reports = reports_from_run_dirs(
+        run_dirs,
+        scheme=scheme,
+        cue_files=cues or (),
+        thresholds=thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence),
+    )
+    emit(render(reports, fmt), out)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report_command)

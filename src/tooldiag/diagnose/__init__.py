@@ -1,0 +1,61 @@
+"""Diagnose any agent's conversations, not only BFCL runs.
+
+``diagnose_log`` reads an agent log (:mod:`tooldiag.diagnose.log` documents the
+format), classifies every assistant message and produces the same
+:class:`~tooldiag.report.RunReport` as ``tooldiag report`` does for a run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from tooldiag.classify import Classifier, get_classifier
+from tooldiag.classify.classes import ActionClass
+from tooldiag.diagnose.log import AssistantMessage, Conversation, read_agent_log
+from tooldiag.metrics.gar import CaseObservation, Thresholds
+from tooldiag.report.build import build_report, classify_batch
+from tooldiag.report.model import RunReport
+
+__all__ = ["AssistantMessage", "Conversation", "diagnose_log", "observations_from_conversations", "read_agent_log"]
+
+
+def observations_from_conversations(conversations: Sequence[Conversation], classifier: Classifier) -> list[CaseObservation]:
+    """One :class:`CaseObservation` per conversation; injected messages excluded."""
+    counted = [(c, m) for c in conversations for m in c.assistant if not m.injected]
+    labels = iter(classify_batch(classifier, [(m.text, m.has_calls) for _, m in counted]))
+    per_case: dict[str, list[set[ActionClass]]] = {c.id: [set() for _ in range(max(c.n_turns, 1))] for c in conversations}
+    for conversation, message in counted:
+        per_case[conversation.id][message.turn].add(next(labels))
+    observations = []
+    for conversation in conversations:
+        turns = tuple(frozenset(classes - {ActionClass.OTHER}) for classes in per_case[conversation.id])
+        observations.append(
+            CaseObservation(
+                case_id=conversation.id,
+                category=conversation.category,
+                gold=conversation.gold,
+                passed=conversation.passed,
+                turns=turns,
+                gold_turns=conversation.gold_turns,
+            )
+        )
+    return observations
+
+
+def diagnose_log(
+    path: Path,
+    *,
+    scheme: str = "default",
+    cue_files: Sequence[Path] = (),
+    thresholds: Thresholds = Thresholds(),
+    classifier: Classifier | None = None,
+) -> RunReport:
+    """The calibration report of an agent log (Table 1 / 14 / 5 of paper 001)."""
+    conversations = read_agent_log(Path(path))
+    classifier = classifier or get_classifier(scheme, cue_files=cue_files)
+    cases = observations_from_conversations(conversations, classifier)
+    notes = []
+    if all(c.passed is None for c in conversations):
+        notes.append("no conversation has 'passed': Acc and Delta are not available")
+    return build_report(Path(path).stem, cases, scheme=scheme, source=str(path), thresholds=thresholds, notes=notes)

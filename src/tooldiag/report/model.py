@@ -1,0 +1,79 @@
+"""Report content as typed data, kept apart from rendering.
+
+A :class:`RunReport` holds every number of paper 001's Table 1 (calibration profile),
+Table 14 (case- vs turn-level GAR) and Table 5 (capability counts) for one run; the
+renderers in :mod:`tooldiag.report.render` only format it. :func:`to_json` is the
+stable JSON schema documented in docs/diagnostic.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tooldiag.classify.classes import DECISION_CLASSES
+from tooldiag.metrics.gar import BFCL_GOLD, CapabilityCounts, CategorySummary, Thresholds
+
+@dataclass
+class RunReport:
+    """The diagnostic of one run (or one agent log)."""
+
+    name: str
+    source: str
+    scheme: str
+    categories: dict[str, CategorySummary]
+    capability: CapabilityCounts
+    overall_acc: float | None
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    notes: list[str] = field(default_factory=list)
+
+
+def ordered_categories(names: Sequence[str] | set[str]) -> list[str]:
+    """BFCL's four categories in the paper's column order, then the rest alphabetically."""
+    known = [name for name in BFCL_GOLD if name in names]
+    return known + sorted(name for name in names if name not in BFCL_GOLD)
+
+
+def _num(value: float | None) -> float | None:
+    return None if value is None else round(float(value), 4)
+
+
+def _pair(values: tuple[float, float] | None) -> list[float] | None:
+    return None if values is None else [round(values[0], 4), round(values[1], 4)]
+
+
+def category_json(summary: CategorySummary) -> dict[str, Any]:
+    return {
+        "n": summary.n,
+        "gold_class": summary.gold.value,
+        "gar": _num(summary.gar),
+        "gar_ci": _pair(summary.gar_ci),
+        "turn_gar": _num(summary.turn_gar),
+        "acc": _num(summary.acc),
+        "acc_ci": _pair(summary.acc_ci),
+        "delta_pp": _num(summary.delta_pp),
+        "flags": list(summary.flags),
+    }
+
+
+def to_json(reports: Sequence[RunReport]) -> dict[str, Any]:
+    """``{"runs": [{"name", "overall_acc", "categories": {...}, "capability_counts": {...}}]}``.
+
+    Percentages on 0..100, rounded to 4 decimals; ``null`` where a number is not
+    defined (no graded case, GAR not computable). Keys are exactly those of the
+    issue's schema; nothing is added, so consumers can validate strictly.
+    """
+    return {
+        "runs": [
+            {
+                "name": report.name,
+                "overall_acc": _num(report.overall_acc),
+                "categories": {
+                    name: category_json(report.categories[name]) for name in ordered_categories(list(report.categories))
+                },
+                "capability_counts": {action.value: int(report.capability.counts.get(action, 0)) for action in DECISION_CLASSES},
+            }
+            for report in reports
+        ]
+    }
