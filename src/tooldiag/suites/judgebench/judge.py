@@ -1,0 +1,297 @@
+"""Judge runner: one verdict per (judge, generator output, condition), resumable.
+
+Each stored plan that parsed (status ``ok``) is judged under every requested condition
+(:mod:`tooldiag.suites.judgebench.conditions`). A reply is parsed robustly
+(:mod:`tooldiag.suites.judgebench.parsing`); an unparseable reply is retried ``retries``
+times (the paper: "rerun twice, then excluded") and then stored as ``null``, which the
+analysis reports and never counts as agreement or disagreement. Prometheus conditions make
+four single-metric absolute-grading calls and merge their 1-5 grades into one verdict
+(grade g -> (g - 1) / 4); a metric whose calls all fail is missing, and a unit with no
+metric at all is null.
+
+A model call that fails for infrastructure reasons (after the provider's own retries) is
+stored as ``error`` and retried on the next run; a fatal one (bad key, unknown model) stops
+the run with one line.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tooldiag.errors import ModelCallError, StoreError, UserError
+from tooldiag.metrics.structural import METRICS
+from tooldiag.models.base import ModelBackend, TaskContext
+from tooldiag.suites.judgebench.conditions import (
+    CONDITIONS,
+    derangement_basis,
+    derangement_map,
+    group_by_dag,
+    parse_conditions,
+)
+from tooldiag.suites.judgebench.generate import check_difficulties, fatal, run_pool
+from tooldiag.suites.judgebench.parsing import (
+    JudgeVerdict,
+    parse_judge_reply,
+    parse_prometheus_reply,
+    prometheus_to_unit,
+)
+from tooldiag.suites.judgebench.prompts import PromptTemplate, load_rubrics, load_template
+from tooldiag.suites.judgebench.records import DIFFICULTIES, JudgeBenchRecord
+from tooldiag.suites.judgebench.store import JudgeBenchStore
+from tooldiag.trajectory import GenerationConfig, Message
+
+DEFAULT_RETRIES = 2
+
+
+@dataclass
+class JudgeSummary:
+    judge: str
+    ran: int = 0
+    skipped: int = 0
+    #: (condition, status) -> count over the units this call ran.
+    statuses: Counter = field(default_factory=Counter)
+    #: Replies that needed at least one retry.
+    retried: int = 0
+    #: Parsed replies that lacked at least one metric.
+    missing_metric: int = 0
+    wall_s: float = 0.0
+
+
+def openai_style(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A stored plan as the released ``generated_tool_calls`` shape shown to judges."""
+    return [{"function": {"name": c["name"], "arguments": c.get("arguments", {})}} for c in calls]
+
+
+@dataclass
+class _Plan:
+    """Everything one condition needs to judge one stored plan."""
+
+    record: JudgeBenchRecord
+    shown: JudgeBenchRecord | None
+    generator: str
+    difficulty: str
+    calls: list[dict[str, Any]]
+    condition: str
+    #: (record id, field) -> the field as prompt text, shared by all units of one run.
+    texts: dict[tuple[str, str], str]
+
+
+async def judge_predictions(
+    store: JudgeBenchStore,
+    judge: str,
+    backend: ModelBackend,
+    *,
+    conditions: Sequence[str] = ("with_gt", "without_gt"),
+    generators: Sequence[str] | None = None,
+    difficulties: Sequence[str] = DIFFICULTIES,
+    config: GenerationConfig | None = None,
+    retries: int = DEFAULT_RETRIES,
+    seed: int = 42,
+    concurrency: int = 8,
+    prompt_dir: str | Path | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    on_unit: Callable[[str], None] | None = None,
+) -> JudgeSummary:
+    """Judge every stored plan (optionally only some generators/difficulties) not yet judged."""
+    started = time.perf_counter()
+    config = config or GenerationConfig()
+    conditions = parse_conditions(list(conditions))
+    difficulties = check_difficulties(difficulties)
+    if retries < 0:
+        raise UserError(f"--retries must be 0 or more, got {retries}", hint="the paper used 2")
+    records = store.records()
+    predictions = [p for p in store.predictions(generators, status="ok") if p["difficulty"] in difficulties]
+    if not predictions:
+        raise StoreError(
+            f"no usable generator outputs in {store.run_dir} for the chosen generators/difficulties",
+            hint="run `tooldiag judgebench predict` first (outputs that did not parse are never judged)",
+        )
+    templates = {c: load_template(CONDITIONS[c].template, prompt_dir) for c in conditions}
+    rubrics, rubric_tag = (
+        load_rubrics(prompt_dir) if any(CONDITIONS[c].per_metric for c in conditions) else ({}, None)
+    )
+    corrupted: dict[str, str] = {}
+    if "corrupted_gt" in conditions:
+        corrupted = derangement_map(group_by_dag((r.id, r.dag_type) for r in records.values()), seed)
+        store.pin_meta("corrupted_gt_basis", derangement_basis(records, seed), "C3 derangement (seed and record set)")
+    for condition in conditions:
+        settings: dict[str, Any] = {
+            "generation": config.model_dump(mode="json", exclude={"timeout_s"}),
+            "prompt": templates[condition].tag,
+            "retries": retries,
+        }
+        if CONDITIONS[condition].per_metric:
+            settings["rubrics"] = rubric_tag
+        if condition == "corrupted_gt":
+            settings["seed"] = seed
+        store.pin_settings("judge", judge, condition, settings)
+
+    summary = JudgeSummary(judge)
+    done = store.finished_judgements(judge)
+    units: list[_Plan] = []
+    texts = _PromptTexts(records)
+    for condition in conditions:
+        reference = CONDITIONS[condition].reference
+        for pred in predictions:
+            key = (pred["generator"], pred["record_id"], pred["difficulty"], condition)
+            if key in done:
+                summary.skipped += 1
+                continue
+            record = records[pred["record_id"]]
+            shown = {"own": record, "corrupted": records.get(corrupted.get(record.id, ""), record), None: None}[
+                reference
+            ]
+            units.append(
+                _Plan(record, shown, pred["generator"], pred["difficulty"], pred["calls"], condition, texts)
+            )
+    if on_start:
+        on_start(len(units) + summary.skipped, summary.skipped)
+
+    async def work(plan: _Plan) -> None:
+        condition = CONDITIONS[plan.condition]
+        template = templates[plan.condition]
+        try:
+            if condition.per_metric:
+                status, values, verdict, raw, attempts = await _per_metric(
+                    backend, plan, template, rubrics, config, retries
+                )
+            else:
+                status, values, verdict, raw, attempts = await _single(backend, plan, template, config, retries)
+        except ModelCallError as exc:
+            if exc.fatal:
+                raise fatal(judge, exc) from None
+            status, values, verdict, raw, attempts = "error", None, None, None, 0
+            error = exc.message
+        else:
+            error = None if status == "ok" else "unparseable after retries"
+        store.put_judgement(
+            judge,
+            plan.generator,
+            plan.record.id,
+            plan.difficulty,
+            plan.condition,
+            status,
+            values,
+            verdict,
+            raw,
+            attempts,
+            error,
+            template.tag,
+        )
+        summary.statuses[(plan.condition, status)] += 1
+        summary.ran += 1
+        if attempts > (4 if condition.per_metric else 1):
+            summary.retried += 1
+        if status == "ok" and values and any(values.get(m) is None for m in METRICS):
+            summary.missing_metric += 1
+        if on_unit:
+            on_unit(status)
+
+    try:
+        await run_pool(units, work, concurrency)
+    finally:
+        await backend.aclose()
+    summary.wall_s = time.perf_counter() - started
+    return summary
+
+
+class _PromptTexts(dict):
+    """Records' tools and references as prompt text (JSON, indent 2, as released), rendered once."""
+
+    def __init__(self, records: dict[str, JudgeBenchRecord]) -> None:
+        super().__init__()
+        self.records = records
+
+    def __missing__(self, key: tuple[str, str]) -> str:
+        record_id, field_name = key
+        text = json.dumps(getattr(self.records[record_id], field_name), indent=2, ensure_ascii=False)
+        self[key] = text
+        return text
+
+
+def _prompt_values(plan: _Plan) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "user_message": plan.record.query(plan.difficulty),
+        "available_tools": plan.texts[(plan.record.id, "available_tools")],
+        "generated_tool_calls": openai_style(plan.calls),
+    }
+    if plan.shown is not None:
+        values["expected_responses"] = plan.texts[(plan.shown.id, "expected_responses")]
+    return values
+
+
+def _context(plan: _Plan, attempt: int, metric: str | None = None) -> TaskContext:
+    return TaskContext(
+        suite="judgebench",
+        case_id=plan.record.id,
+        category=plan.condition,
+        step_index=attempt,
+        answer_key={
+            "role": "judge",
+            "condition": plan.condition,
+            "difficulty": plan.difficulty,
+            "expected_calls": plan.record.expected_calls(),
+            "reference_calls": plan.shown.expected_calls() if plan.shown is not None else None,
+            "predicted_calls": plan.calls,
+            "metric": metric,
+            "attempt": attempt,
+            "unit": f"{plan.generator}|{plan.record.id}|{plan.difficulty}|{plan.condition}|{metric or ''}",
+        },
+    )
+
+
+async def _single(
+    backend: ModelBackend, plan: _Plan, template: PromptTemplate, config: GenerationConfig, retries: int
+) -> tuple[str, dict[str, float | None] | None, dict[str, Any] | None, list[str | None], int]:
+    messages = [Message(role=template.role, content=template.render(**_prompt_values(plan)))]
+    texts: list[str | None] = []
+    verdict: JudgeVerdict | None = None
+    for attempt in range(1 + retries):
+        emission = await backend.generate(messages, None, None, config, context=_context(plan, attempt))
+        texts.append(emission.text)
+        verdict = parse_judge_reply(emission.text)
+        if verdict is not None:
+            break
+    if verdict is None:
+        return "null", None, None, texts, len(texts)
+    return "ok", verdict.values, verdict.as_released(), texts, len(texts)
+
+
+async def _per_metric(
+    backend: ModelBackend,
+    plan: _Plan,
+    template: PromptTemplate,
+    rubrics: dict[str, str],
+    config: GenerationConfig,
+    retries: int,
+) -> tuple[str, dict[str, float | None] | None, dict[str, Any] | None, dict[str, list[str | None]], int]:
+    base = _prompt_values(plan)
+    values: dict[str, float | None] = {}
+    texts: dict[str, list[str | None]] = {}
+    attempts = 0
+    for metric in METRICS:
+        rubric = rubrics.get(metric)
+        if rubric is None:
+            raise UserError(f"the Prometheus rubrics lack a '## {metric}' section", hint="fix prometheus_rubrics.txt")
+        content = template.render(**base, criterion=metric.replace("_", " "), rubric=rubric)
+        messages = [Message(role=template.role, content=content)]
+        texts[metric] = []
+        grade = None
+        for attempt in range(1 + retries):
+            attempts += 1
+            emission = await backend.generate(messages, None, None, config, context=_context(plan, attempt, metric))
+            texts[metric].append(emission.text)
+            grade = parse_prometheus_reply(emission.text)
+            if grade is not None:
+                break
+        values[metric] = prometheus_to_unit(grade) if grade is not None else None
+    if all(v is None for v in values.values()):
+        return "null", None, None, texts, attempts
+    verdict = JudgeVerdict(values, {m: "" for m in METRICS}, None).as_released()
+    return "ok", values, verdict, texts, attempts

@@ -1,0 +1,292 @@
+"""The run directory of a judge-reliability study: one SQLite file, one committed row per unit.
+
+A unit of work is one generator call ``(generator, record, difficulty)`` or one judge verdict
+``(judge, generator, record, difficulty, condition)``; each is committed as soon as it
+finishes (WAL journal), so a run killed at any moment loses at most the units in flight,
+and re-running the same command skips what is stored: nothing is lost or duplicated (the
+primary keys forbid duplicates). Rows with status ``error`` (the model call failed for
+infrastructure reasons) are retried on resume; ``empty``/``unparseable`` predictions and
+``null`` judgements are final outcomes and are reported, not retried.
+
+The store keeps the records it was run on (with a content fingerprint) and the settings of
+every model and condition; resuming with different records or settings is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tooldiag.errors import StoreError
+from tooldiag.suites.judgebench.records import JudgeBenchRecord
+
+STORE_FILE = "judgebench.sqlite"
+STORE_VERSION = "1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS records (
+    id TEXT PRIMARY KEY, dag_type TEXT NOT NULL, fingerprint TEXT NOT NULL, body TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS settings (
+    role TEXT NOT NULL, model TEXT NOT NULL, scope TEXT NOT NULL, config TEXT NOT NULL,
+    PRIMARY KEY (role, model, scope));
+CREATE TABLE IF NOT EXISTS predictions (
+    generator TEXT NOT NULL, record_id TEXT NOT NULL, difficulty TEXT NOT NULL,
+    status TEXT NOT NULL, calls TEXT, raw TEXT, error TEXT, latency_s REAL, created_at TEXT NOT NULL,
+    PRIMARY KEY (generator, record_id, difficulty));
+CREATE TABLE IF NOT EXISTS judgements (
+    judge TEXT NOT NULL, generator TEXT NOT NULL, record_id TEXT NOT NULL, difficulty TEXT NOT NULL,
+    condition TEXT NOT NULL, status TEXT NOT NULL,
+    tool_selection REAL, parameter_structure REAL, sequence REAL, coverage REAL,
+    verdict TEXT, raw TEXT, attempts INTEGER NOT NULL, error TEXT, prompt TEXT, created_at TEXT NOT NULL,
+    PRIMARY KEY (judge, generator, record_id, difficulty, condition));
+"""
+
+PREDICTION_STATUSES = ("ok", "empty", "unparseable", "error")
+JUDGEMENT_STATUSES = ("ok", "null", "error")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class JudgeBenchStore:
+    """SQLite-backed results of predict and judge runs in ``run_dir``."""
+
+    def __init__(self, run_dir: str | Path, *, create: bool = True) -> None:
+        self.run_dir = Path(run_dir)
+        self.path = self.run_dir / STORE_FILE
+        if not self.path.exists():
+            if not create:
+                raise StoreError(
+                    f"{self.run_dir} holds no judgebench run ({STORE_FILE} missing)",
+                    hint="run `tooldiag judgebench predict --run-dir DIR` first, or point --run-dir at an existing run",
+                )
+            if self.run_dir.exists() and not self.run_dir.is_dir():
+                raise StoreError(f"{self.run_dir} is not a directory", hint="choose another --run-dir")
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(self.path, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} is not a readable judgebench store ({exc})", hint="use a fresh --run-dir") from None
+        version = self._meta("store_version")
+        if version is None:
+            self._set_meta("store_version", STORE_VERSION)
+            self._set_meta("suite", "judgebench")
+        elif version != STORE_VERSION or self._meta("suite") != "judgebench":
+            raise StoreError(
+                f"{self.path} was written by an incompatible tooldiag (store version {version})",
+                hint="use a fresh --run-dir",
+            )
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> JudgeBenchStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ meta
+
+    def _meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def pin_meta(self, key: str, value: str, what: str) -> None:
+        """Record ``value`` under ``key`` once; refuse a different value later."""
+        old = self._meta(key)
+        if old is None:
+            self._set_meta(key, value)
+        elif old != value:
+            raise StoreError(
+                f"this run used {what} {old}, not {value}",
+                hint=f"re-run with the same {what}, or use a fresh --run-dir",
+            )
+
+    def meta(self, key: str) -> str | None:
+        return self._meta(key)
+
+    # ------------------------------------------------------------------ records
+
+    def add_records(self, records: Iterable[JudgeBenchRecord]) -> None:
+        """Store new records; a stored id with different content is refused."""
+        known = {rid: fp for rid, fp in self.db.execute("SELECT id, fingerprint FROM records")}
+        new = []
+        for record in records:
+            fp = record.fingerprint()
+            if record.id in known:
+                if known[record.id] != fp:
+                    raise StoreError(
+                        f"record {record.id!r} differs from the one this run directory was started with",
+                        hint="use the same --records, or a fresh --run-dir",
+                    )
+                continue
+            new.append((record.id, record.dag_type, fp, record.model_dump_json()))
+        if new:
+            with self.db:
+                self.db.execute("BEGIN")
+                self.db.executemany("INSERT INTO records (id, dag_type, fingerprint, body) VALUES (?, ?, ?, ?)", new)
+
+    def records(self) -> dict[str, JudgeBenchRecord]:
+        return {
+            rid: JudgeBenchRecord.model_validate_json(body)
+            for rid, body in self.db.execute("SELECT id, body FROM records ORDER BY id")
+        }
+
+    # ------------------------------------------------------------------ settings
+
+    def pin_settings(self, role: str, model: str, scope: str, config: dict[str, Any]) -> None:
+        """Remember how ``model`` ran in ``role``/``scope``; refuse a resume with other settings."""
+        text = json.dumps(config, sort_keys=True)
+        row = self.db.execute(
+            "SELECT config FROM settings WHERE role = ? AND model = ? AND scope = ?", (role, model, scope)
+        ).fetchone()
+        if row is None:
+            self.db.execute(
+                "INSERT INTO settings (role, model, scope, config) VALUES (?, ?, ?, ?)", (role, model, scope, text)
+            )
+            return
+        if row[0] != text:
+            old, new = json.loads(row[0]), config
+            diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+            where = f" for condition {scope}" if scope else ""
+            raise StoreError(
+                f"{role} {model}{where} ran with different settings before ({', '.join(diff)})",
+                hint="re-run with the original settings, or use a fresh --run-dir",
+            )
+
+    def settings(self) -> list[tuple[str, str, str, dict[str, Any]]]:
+        return [(r, m, s, json.loads(c)) for r, m, s, c in self.db.execute("SELECT * FROM settings ORDER BY 1, 2, 3")]
+
+    # ------------------------------------------------------------------ predictions
+
+    def finished_predictions(self, generator: str) -> set[tuple[str, str]]:
+        rows = self.db.execute(
+            "SELECT record_id, difficulty FROM predictions WHERE generator = ? AND status != 'error'", (generator,)
+        )
+        return {(r, d) for r, d in rows}
+
+    def put_prediction(
+        self,
+        generator: str,
+        record_id: str,
+        difficulty: str,
+        status: str,
+        calls: list[dict[str, Any]] | None,
+        raw: Any = None,
+        error: str | None = None,
+        latency_s: float | None = None,
+    ) -> None:
+        if status not in PREDICTION_STATUSES:
+            raise ValueError(f"unknown prediction status {status!r}")
+        self.db.execute(
+            "INSERT OR REPLACE INTO predictions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                generator,
+                record_id,
+                difficulty,
+                status,
+                json.dumps(calls) if calls is not None else None,
+                json.dumps(raw, default=str) if raw is not None else None,
+                error,
+                latency_s,
+                _now(),
+            ),
+        )
+
+    def predictions(self, generators: Iterable[str] | None = None, status: str | None = "ok") -> list[dict[str, Any]]:
+        query = "SELECT generator, record_id, difficulty, status, calls, error FROM predictions"
+        clauses, params = [], []
+        if status is not None:
+            clauses.append("status = ?")
+            params.append(status)
+        gens = list(generators) if generators is not None else None
+        if gens:
+            clauses.append(f"generator IN ({','.join('?' * len(gens))})")
+            params.extend(gens)
+        if clauses:
+            query += " WHERE " + " AND ".join(clauses)
+        query += " ORDER BY generator, record_id, difficulty"
+        return [
+            {
+                "generator": g,
+                "record_id": r,
+                "difficulty": d,
+                "status": s,
+                "calls": json.loads(c) if c is not None else None,
+                "error": e,
+            }
+            for g, r, d, s, c, e in self.db.execute(query, params)
+        ]
+
+    # ------------------------------------------------------------------ judgements
+
+    def finished_judgements(self, judge: str) -> set[tuple[str, str, str, str]]:
+        rows = self.db.execute(
+            "SELECT generator, record_id, difficulty, condition FROM judgements WHERE judge = ? AND status != 'error'",
+            (judge,),
+        )
+        return {tuple(r) for r in rows}
+
+    def put_judgement(
+        self,
+        judge: str,
+        generator: str,
+        record_id: str,
+        difficulty: str,
+        condition: str,
+        status: str,
+        values: dict[str, float | None] | None,
+        verdict: dict[str, Any] | None,
+        raw: Any,
+        attempts: int,
+        error: str | None,
+        prompt: str,
+    ) -> None:
+        if status not in JUDGEMENT_STATUSES:
+            raise ValueError(f"unknown judgement status {status!r}")
+        v = values or {}
+        self.db.execute(
+            "INSERT OR REPLACE INTO judgements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                judge,
+                generator,
+                record_id,
+                difficulty,
+                condition,
+                status,
+                v.get("tool_selection"),
+                v.get("parameter_structure"),
+                v.get("sequence"),
+                v.get("coverage"),
+                json.dumps(verdict) if verdict is not None else None,
+                json.dumps(raw, default=str) if raw is not None else None,
+                attempts,
+                error,
+                prompt,
+                _now(),
+            ),
+        )
+
+    def judgement_rows(self) -> list[tuple]:
+        return self.db.execute(
+            "SELECT judge, generator, record_id, difficulty, condition, status, tool_selection, "
+            "parameter_structure, sequence, coverage FROM judgements"
+        ).fetchall()
+
+    def count(self, table: str) -> int:
+        if table not in ("predictions", "judgements", "records"):
+            raise ValueError(table)
+        return self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
