@@ -1,0 +1,51 @@
+"""``tooldiag import bfcl``: a folder of BFCL result files into a graded, resumable run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+import_app = typer.Typer(help="Import results written by other harnesses into a run directory.", no_args_is_help=True)
+
+_LAYOUT_HELP = (
+    "Step layout of the result files: auto (detect per file), api_fc (API FC handlers: "
+    "[{name: arguments-json}]), json_list (xLAM: '[{\"name\":..., \"arguments\":...}]'), "
+    "tool_call_tags (Qwen FC: <tool_call> blocks), fenced_python (Hammer: fenced lists), "
+    "prompt (prompt mode: \\[f(a=1)])."
+)
+
+
+@import_app.command("bfcl")
+def import_bfcl_command(
+    result_dir: Annotated[Path, typer.Argument(help="One model's folder from `bfcl generate` (holding multi_turn/ or the result files).")],
+    model_name: Annotated[str, typer.Option("--model-name", help="Name to store the run under, e.g. xlam-2-8b.")],
+    run_dir: Annotated[Path, typer.Option("--run-dir", "-o", help="Run directory (created; re-running the same command resumes it).")],
+    layout: Annotated[str, typer.Option("--layout", help=_LAYOUT_HELP)] = "auto",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Import BFCL multi-turn result files and grade every case with BFCL's own checker
+    (and the decoder of the handler that wrote them): per-case pass/fail equals
+    `bfcl evaluate` on the same files. Every text reply is kept for the diagnostic.
+
+    Example: tooldiag import bfcl result/Salesforce_Llama-xLAM-2-8b-fc-r --model-name xlam-2-8b --run-dir runs/xlam
+    """
+    from rich.console import Console
+
+    from tooldiag.cli.progress import run_progress
+    from tooldiag.cli.run import print_summary
+    from tooldiag.suites.bfcl.importer import import_bfcl_results, plan_import
+
+    plan = plan_import(result_dir, layout)
+    console = Console(stderr=True)
+    for result_file in plan.files:
+        votes = ", ".join(f"{name} {count}" for name, count in result_file.votes.items()) or "text replies only"
+        console.print(f"{result_file.path.name}: {len(result_file.entries)} cases, layout {result_file.layout} ({votes})")
+    with run_progress(f"import {model_name}", enabled=not quiet) as progress:
+        summary = import_bfcl_results(result_dir, model_name, run_dir, layout, on_start=progress.start, on_case=progress.case, plan=plan)
+    print_summary(summary)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(import_app, name="import")
