@@ -17,6 +17,7 @@ MaskingPp = Annotated[float, typer.Option("--masking-pp", help="Delta (pp) at or
 ExecFailPp = Annotated[float, typer.Option("--execution-failure-pp", help="Delta (pp) at or above which a tool_call category is flagged 'execution_failure'.", rich_help_panel="Thresholds")]
 TCap = Annotated[int, typer.Option("--t-cap", min=1, help="Cases a class must be emitted in to count as within capability (Table 5).", rich_help_panel="Thresholds")]
 Confidence = Annotated[float, typer.Option("--confidence", min=0.5, max=0.999, help="Coverage of the Wilson intervals.", rich_help_panel="Thresholds")]
+Baseline = Annotated[list[Path] | None, typer.Option("--baseline", "-b", help="Baseline run (no --probe) of the same model; RUN_DIRS are then probe runs and the report gives their shifts (repeat once per model).")]
 
 
 def thresholds_from(masking_pp: float, execution_failure_pp: float, t_cap: int, confidence: float):
@@ -58,11 +59,14 @@ def report_command(
     execution_failure_pp: ExecFailPp = 60.0,
     t_cap: TCap = 10,
     confidence: Confidence = 0.95,
+    baseline: Baseline = None,
 ) -> None:
     """Action-class calibration profile of runs (paper 001 Tables 1, 14, 5).
 
     Table 1: GAR, Acc and Delta per category, overall Acc; Table 14: case- vs
     turn-level GAR with Wilson CIs; Table 5: capability counts.
+    With --baseline: RUN_DIRS are probe runs (`run bfcl --probe`) and the report gives
+    their shifts against the baseline of the same model (Tables 4, 6-11; docs/probes.md).
 
     Example: tooldiag report runs/qwen3 runs/xlam --format latex --out table1.tex
     """
@@ -70,6 +74,12 @@ def report_command(
     from tooldiag.report.render import render
 
     check_scheme_and_format(scheme, fmt, judge)
+    # -- probe shifts (tooldiag.report.probes), only with --baseline --------------------------
+    if baseline:
+        from tooldiag.report import probes
+
+        emit(probes.render(probes.probe_report_from_dirs(run_dirs, baseline, scheme, cues or ()), fmt), out)
+        return
     reports = reports_from_run_dirs(
         run_dirs,
         scheme=scheme,

@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from tooldiag.classify import ActionClass
+from tooldiag.classify import ActionClass, Classifier
+from tooldiag.errors import UserError
 from tooldiag.metrics.gar import BFCL_GOLD, CaseObservation, accuracy, case_gar
 from tooldiag.trajectory import CaseTrajectory
 
@@ -86,10 +87,11 @@ class RunView:
         return self.probe or "baseline"
 
 
-def case_view(trajectory: CaseTrajectory, passed: bool | None, errored: bool, scheme: str = "default") -> CaseView:
-    """Classify every emission of one trajectory for both readings."""
-    from tooldiag.classify import classify
+def case_view(trajectory: CaseTrajectory, passed: bool | None, errored: bool, classifier: Classifier | None = None) -> CaseView:
+    """Classify every emission of one trajectory for both readings (default classifier unless given)."""
+    from tooldiag.classify import get_classifier, has_tool_calls
 
+    classifier = classifier or get_classifier("default")
     turns_a: list[frozenset[ActionClass]] = []
     turns_b: list[frozenset[ActionClass]] = []
     digest = hashlib.sha256()
@@ -98,7 +100,7 @@ def case_view(trajectory: CaseTrajectory, passed: bool | None, errored: bool, sc
         every: set[ActionClass] = set()
         for step in turn.steps:
             emission = step.emission
-            label = classify(emission.text, emission.tool_calls, scheme=scheme)
+            label = classifier(emission.text, has_tool_calls(emission.tool_calls))
             every.add(label)
             if not emission.injected:
                 own.add(label)
@@ -120,14 +122,24 @@ def case_view(trajectory: CaseTrajectory, passed: bool | None, errored: bool, sc
     )
 
 
-def load_run(run_dir: str | Path, scheme: str = "default") -> RunView:
-    """Read a run store into a :class:`RunView` (the only I/O of this module)."""
+def load_run(run_dir: str | Path, scheme: str = "default", cue_files: Sequence[str | Path] = ()) -> RunView:
+    """Read a run store into a :class:`RunView` (the only I/O of this module).
+
+    ``scheme`` and ``cue_files`` choose the classifier, as for ``tooldiag report``.
+    """
+    from tooldiag.classify import get_classifier
     from tooldiag.store import RunStore
 
+    classifier = get_classifier(scheme, cue_files=[Path(p) for p in cue_files])
     with RunStore.open(run_dir) as store:
         config = store.config
+        if config.suite != "bfcl":
+            raise UserError(
+                f"{run_dir} is a {config.suite} run; probes and their reports are BFCL multi-turn only",
+                hint="give runs made with `tooldiag run bfcl`",
+            )
         cases = {
-            record.case_id: case_view(record.trajectory, record.passed, record.status != "done", scheme)
+            record.case_id: case_view(record.trajectory, record.passed, record.status != "done", classifier)
             for record in store.iter_cases()
         }
     return RunView(run_dir=str(run_dir), model=config.model, probe=config.probe, cases=cases)

@@ -37,7 +37,9 @@ def truncate(text: str, max_chars: int) -> str:
     """Cut ``text`` to ``max_chars`` characters, ending in ``...`` when cut (paper code's rule)."""
     if max_chars <= 0 or len(text) <= max_chars:
         return text
-    return text[: max(0, max_chars - 3)] + "..."
+    if max_chars <= 3:
+        return text[:max_chars]
+    return text[: max_chars - 3] + "..."
 
 
 def state_lines(executed: Sequence[Sequence[tuple[str, str]]]) -> list[str]:

@@ -35,6 +35,7 @@ import io
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tooldiag.errors import UserError
@@ -329,6 +330,20 @@ def build_probe_report(probe_runs: Sequence[RunView], baselines: Sequence[RunVie
         if table is not None:
             tables.append(table)
     return ProbeReport(comparisons=comparisons, runs=runs, tables=tables, reading_b=reading_b)
+
+
+def probe_report_from_dirs(
+    run_dirs: Sequence[str | Path],
+    baselines: Sequence[str | Path],
+    scheme: str = "default",
+    cue_files: Sequence[str | Path] = (),
+) -> ProbeReport:
+    """:func:`build_probe_report` over run directories (what ``tooldiag report --baseline`` calls)."""
+    from tooldiag.probes.analysis import load_run
+
+    probe_runs = [load_run(d, scheme, cue_files) for d in run_dirs]
+    baseline_runs = [load_run(d, scheme, cue_files) for d in baselines]
+    return build_probe_report(probe_runs, baseline_runs)
 
 
 def tidy_rows(report: ProbeReport) -> list[dict[str, Any]]:
