@@ -26,7 +26,7 @@ from typing import Any
 
 from tooldiag.errors import UserError
 from tooldiag.suites.bfcl import CATEGORIES
-from tooldiag.suites.bfcl.data import GIVE_BACK_MESSAGE, MAXIMUM_STEP_LIMIT, BfclCase, load_category
+from tooldiag.suites.bfcl.data import GIVE_BACK_MESSAGE, MAXIMUM_STEP_LIMIT, BfclCase, load_cases
 from tooldiag.suites.bfcl.decode import is_empty_execute_response
 from tooldiag.suites.bfcl.layouts import LAYOUT_NAMES, LAYOUTS, Layout, detect_layout, step_misfit
 from tooldiag.trajectory import CaseTrajectory, Emission, Grade, Message, RunConfig, Step, Turn, Usage
@@ -219,6 +219,18 @@ def _first_voting_step(entries: list[ResultEntry], layout: str) -> Any:
     return next((s for s in _steps(entries) if layout in step_votes(s)), None)
 
 
+def _load_entry_cases(path: Path, entries: list[ResultEntry]) -> dict[str, BfclCase]:
+    try:
+        return {case.id: case for case in load_cases(ids=[e.case_id for e in entries])}
+    except UserError as exc:
+        for entry in entries:
+            try:
+                load_cases(ids=[entry.case_id])
+            except UserError:
+                raise UserError(f"{path} line {entry.line}: {exc.message}", hint=exc.hint) from None
+        raise
+
+
 def plan_import(folder: str | Path, layout: str = "auto") -> ImportPlan:
     """Read and check every result file of ``folder``; raises :class:`UserError` on bad input."""
     if layout != "auto" and layout not in LAYOUTS:
@@ -227,16 +239,10 @@ def plan_import(folder: str | Path, layout: str = "auto") -> ImportPlan:
     files: list[ResultFile] = []
     for category, path in find_result_files(folder):
         entries = read_result_file(path, category)
-        known = {case.id: case for case in load_category(category)}
+        cases = _load_entry_cases(path, entries)
         for entry in entries:
-            if entry.case_id not in known:
-                raise UserError(
-                    f"{path} line {entry.line}: unknown BFCL case id {entry.case_id}",
-                    hint=f"{category} has ids multi_turn_{category}_0 ... multi_turn_{category}_{len(known) - 1} in bfcl-eval 2026.3.23",
-                )
             _check_structure(path, entry)
         chosen, votes = _choose_layout(path, entries, layout)
-        cases = {e.case_id: known[e.case_id] for e in entries}
         files.append(ResultFile(path, category, entries, chosen or "", votes, cases))
     # A file with text replies only shows no layout; every layout grades it alike,
     # so take the one the folder's other files show (else api_fc).
