@@ -42,12 +42,14 @@ _URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+")
 # short ones ("yes", "no longer needed") are kept because consent cues quote them.
 _LONG_QUOTE = re.compile(r"\"(?:[^\"\n]*?\s){3,}[^\"\n]*?\"")
 _BLOCKQUOTE = re.compile(r"^\s*>.*$", re.MULTILINE)
+# Reasoning the model did not address to the user (Qwen3, DeepSeek-R1 style).
+_THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
 _VERB_SUFFIX = r"(?:s|es|ed|d|ing|led|ling|ted|ting|ped|ping|red|ring)?"
 _NEGATED_AFTER = r"(?!n't|'t| not)"
 _POLICY = re.compile(r"\b(?:polic(?:y|ies)|eligib\w*|allowed|permitted|rules?|terms|authori[sz]ed)\b")
 _GENERIC_BLOCK = re.compile(
-    r"\b(?:cannot|can't|can not|unable to|not able to|won't be able to)\s+"
+    r"\b(?:cannot|can not|unable to|not able to|will not be able to)\s+"
     r"(?:proceed|continue|complete|move forward|go ahead|help|assist|do (?:that|this|it)|process (?:this|that|it|your request))\b"
 )
 _INFO_WORDS = (
@@ -66,7 +68,7 @@ _CHOICE_QUESTION = re.compile(
 _CHOICE_AMONG = re.compile(r"\b(?:one of (?:these|those|them|the above|the following)|either of (?:these|those|them)|which one)\b")
 _CONFIRM_REQUEST = re.compile(
     r"(?:^|\b(?:please|kindly|can you|could you|would you|will you|if you could|i need you to|you need to|to|just|and))\s*"
-    r"(?:re-?)?confirm(?: for me)?\b(?P<tail>(?: [^\s.?!;]+){0,6})"
+    r"(?:re-?)?confirm(?: for me)?\b[,:]?(?P<tail>(?: [^\s.?!;]+){0,6})"
 )
 
 
@@ -93,7 +95,7 @@ class _Patterns:
 
 def _compile(cues: dict[str, list[str]]) -> _Patterns:
     def phrases(key: str) -> re.Pattern[str] | None:
-        return compile_phrases(tuple(cues.get(key, [])))
+        return compile_phrases(tuple(expand_contractions(entry) for entry in cues.get(key, [])))
 
     verbs = alternation(cues.get("action_verbs", ["book"])) + _VERB_SUFFIX
     markers = alternation(cues.get("plan_markers", ["i will"]))
@@ -102,12 +104,13 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
     plan = re.compile(
         rf"\b{markers}\b{_NEGATED_AFTER}[^.?!]{{0,60}}?\b(?:{verbs}|{action_nouns})\b"
         rf"|\b(?:will|would|'ll|is going to|are going to) be {verbs}\b"
+        rf"|\byou(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b"
         rf"|^(?:[-*\u2022]|\d+[.)])\s*\**{verbs}\b"
     )
     consent_verb = re.compile(
         rf"\b(?:shall|should|can|may) i (?:go ahead and |now |then |also )?{verbs}\b"
-        rf"|\b(?:would|do) you (?:like|want|wish) (?:me )?to (?:go ahead and |now )?{verbs}\b"
-        rf"|\byou(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b[^?]*\?"
+        rf"|\b(?:would|do) you (?:still |also |now )?(?:like|want|wish) (?:me )?to (?:go ahead and |now )?{verbs}\b"
+        rf"|(?:^|[,:;] |\bso )you(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b[^?]*\?"
         rf"|\bto confirm,? you (?:want|would like|'d like|wish) to\b"
     )
     return _Patterns(
@@ -133,15 +136,35 @@ def _search(pattern: re.Pattern[str] | None, text: str) -> bool:
     return bool(pattern and pattern.search(text))
 
 
+_CONTRACTIONS = (
+    ("can't", "cannot"), ("won't", "will not"), ("shan't", "shall not"), ("isn't", "is not"), ("aren't", "are not"),
+    ("wasn't", "was not"), ("weren't", "were not"), ("doesn't", "does not"), ("don't", "do not"),
+    ("didn't", "did not"), ("haven't", "have not"), ("hasn't", "has not"), ("hadn't", "had not"),
+    ("couldn't", "could not"), ("wouldn't", "would not"), ("shouldn't", "should not"), ("mustn't", "must not"),
+)
+_CONTRACTION_RE = re.compile("|".join(re.escape(short) for short, _ in _CONTRACTIONS))
+_EXPANSION = dict(_CONTRACTIONS)
+
+
+def expand_contractions(text: str) -> str:
+    """"isn't" -> "is not", "can't" -> "cannot"...: one spelling for the cues to match.
+
+    Applied to folded text and to every cue entry (plain or regex) alike, so a cue
+    written either way matches both spellings.
+    """
+    return _CONTRACTION_RE.sub(lambda m: _EXPANSION[m.group(0)], text)
+
+
 def clean_for_cues(text: str) -> list[str]:
     """Sentences of ``text`` with code, URLs, block quotes and long quoted echoes removed, folded."""
     text = fold_quotes(text)
+    text = _THINK.sub(" ", text)
     text = _CODE_FENCE.sub(" ", text)
     text = _INLINE_CODE.sub(" code ", text)
     text = _URL.sub(" link ", text)
     text = _BLOCKQUOTE.sub(" ", text)
     text = _LONG_QUOTE.sub(' "quoted text" ', text)
-    sentences = (fold(part).strip() for part in _SENTENCE_BREAK.split(text))
+    sentences = (expand_contractions(fold(part)).strip() for part in _SENTENCE_BREAK.split(text))
     return [s for s in sentences if s]
 
 
@@ -256,4 +279,8 @@ class DefaultClassifier:
             return ActionClass.ASK
         if p.action_noun.search(tail):
             return ActionClass.CONFIRM
+        if not tail.strip():
+            # "Please confirm." / "Can you confirm?": consent after an action plan; else the
+            # question rule (if any) decides.
+            return ActionClass.CONFIRM if plan else None
         return ActionClass.CONFIRM if plan else ActionClass.ASK

@@ -215,6 +215,46 @@ def python_call_syntax(text: str) -> bool:
     return _is_call_node(tree, need_keywords=True)
 
 
+_EMBEDDED_LIST_START = re.compile(r"\[\s*[A-Za-z_][A-Za-z0-9_.]*\s*\(")
+
+
+def embedded_call_list(text: str, *, max_starts: int = 10, max_ends: int = 8, window: int = 5000) -> bool:
+    """A ``[f(a=1), ...]`` call list after some prose ("I will now trade. [place_order(...)]").
+
+    Each candidate ``[name(`` is tried against the next few ``]`` within ``window``
+    characters; a candidate counts when it parses as a list of calls and at least one
+    call has a keyword argument or a tool-like name (snake_case or camelCase), so that
+    "[see(above)]" in prose does not.
+    """
+    for start_match in list(_EMBEDDED_LIST_START.finditer(text))[:max_starts]:
+        start = start_match.start()
+        end = start
+        for _ in range(max_ends):
+            end = text.find("]", end + 1, start + window)
+            if end < 0:
+                break
+            candidate = text[start : end + 1]
+            if python_call_syntax(candidate) and _has_keyword_call(candidate):
+                return True
+    return False
+
+
+def _has_keyword_call(text: str) -> bool:
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except Exception:
+        return False
+    if not isinstance(tree, ast.List):
+        return False
+    for element in tree.elts:
+        if not isinstance(element, ast.Call):
+            continue
+        name = element.func.attr if isinstance(element.func, ast.Attribute) else getattr(element.func, "id", "")
+        if element.keywords or "_" in name or name != name.lower():
+            return True
+    return False
+
+
 def _json_call_payload(body: str) -> bool:
     stripped = body.strip()
     if not (stripped.startswith("{") or stripped.startswith("[")):
@@ -252,7 +292,8 @@ def text_holds_tool_call(text: str, markers: Iterable[str] = ()) -> bool:
     * any marker of ``markers`` (chat-template call tags such as ``<function=``,
       ``[TOOL_CALLS]``, ``<|python_tag|>``), case-insensitive;
     * the whole text, or the body of a whole-emission fence, in Python call syntax;
-    * a fenced block anywhere whose body is a JSON/literal call payload.
+    * a fenced block anywhere whose body is a JSON/literal call payload;
+    * a ``[f(a=1)]`` call list after prose (:func:`embedded_call_list`).
     """
     if not text or not text.strip():
         return False
@@ -267,6 +308,8 @@ def text_holds_tool_call(text: str, markers: Iterable[str] = ()) -> bool:
     if python_call_syntax(body if body is not None else text):
         return True
     if _json_call_payload(text):
+        return True
+    if "[" in text and len(text) <= MAX_PARSE_CHARS and embedded_call_list(text):
         return True
     if "```" in text and len(text) <= MAX_PARSE_CHARS:
         for match in _FENCE.finditer(text):
