@@ -260,3 +260,12 @@ def test_cli_imports_and_exits_2_with_one_line_on_bad_input(tmp_path, capsys):
         cli_main(["import", "bfcl", str(FIXTURES / "json_list"), "--model-name", "other", "--run-dir", str(tmp_path / "run")])
     assert exit_info.value.code == 2
     assert "holds a different run" in capsys.readouterr().err
+
+
+def test_prompt_arithmetic_is_computed_bounded_and_never_evaluated():
+    from tooldiag.suites.bfcl.layouts import UnsafeExpression, decode_prompt
+
+    assert decode_prompt("[f(x=1 << 3 | 1, y=2 ** -1, z=-(3))]") == ["f(x=9, y=0.5, z=-3)"]
+    for text in ("[f(x=1 << 10**12)]", "[f(x=9**9**9)]", "[f(x='a' * 10**9)]", "[f(x=open('/etc/passwd') + 1)]"):
+        with pytest.raises(UnsafeExpression):
+            decode_prompt(text)

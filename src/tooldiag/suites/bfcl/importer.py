@@ -28,7 +28,7 @@ from tooldiag.errors import UserError
 from tooldiag.suites.bfcl import CATEGORIES
 from tooldiag.suites.bfcl.data import GIVE_BACK_MESSAGE, MAXIMUM_STEP_LIMIT, BfclCase, load_cases
 from tooldiag.suites.bfcl.decode import is_empty_execute_response
-from tooldiag.suites.bfcl.layouts import LAYOUT_NAMES, LAYOUTS, Layout, detect_layout, step_misfit
+from tooldiag.suites.bfcl.layouts import LAYOUT_NAMES, LAYOUTS, Layout, detect_layout, step_misfit, step_votes
 from tooldiag.trajectory import CaseTrajectory, Emission, Grade, Message, RunConfig, Step, Turn, Usage
 
 RESULT_FILE = re.compile(r"^BFCL_v(?P<version>[34])_multi_turn_(?P<category>base|long_context|miss_func|miss_param)_result\.json$")
@@ -214,8 +214,6 @@ def _choose_layout(path: Path, entries: list[ResultEntry], forced: str) -> tuple
 
 
 def _first_voting_step(entries: list[ResultEntry], layout: str) -> Any:
-    from tooldiag.suites.bfcl.layouts import step_votes
-
     return next((s for s in _steps(entries) if layout in step_votes(s)), None)
 
 

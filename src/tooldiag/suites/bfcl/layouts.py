@@ -147,10 +147,11 @@ def _arithmetic(node: ast.AST) -> Any:
     if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
         left, right = _arithmetic(node.left), _arithmetic(node.right)
         integers = type(left) in (int, bool) and type(right) in (int, bool)
-        if integers and isinstance(node.op, (ast.Pow, ast.LShift)) and right > 0 and abs(left) > 1:
-            growth = int(right) * int(left).bit_length() if isinstance(node.op, ast.Pow) else int(right)
-            if growth > _MAX_INT_BITS:
+        if integers and isinstance(node.op, ast.Pow) and right > 0 and abs(left) > 1:
+            if int(right) * int(left).bit_length() > _MAX_INT_BITS:
                 raise UnsafeExpression("integer result too large to compute")
+        if integers and isinstance(node.op, ast.LShift) and left and int(right) + int(left).bit_length() > _MAX_INT_BITS:
+            raise UnsafeExpression("integer result too large to compute")
         if integers and isinstance(node.op, ast.Mult):
             if int(left).bit_length() + int(right).bit_length() > _MAX_INT_BITS:
                 raise UnsafeExpression("integer result too large to compute")
