@@ -153,3 +153,18 @@ def test_call_detector_mc_and_ur():
         (False, True, "source"),
     ]
     assert [v.suspect for v in verdicts] == [True, False, True, False, True]
+
+
+def test_ground_truth_never_leaves_a_subtask_open():
+    """Why ref/oracle (and any model replaying the ground truth) never triggers SRI."""
+    from tooldiag.suites.bfcl.executor import BackendSession
+    from tooldiag.suites.bfcl.grader import fresh_model_name
+
+    for case in load_cases():
+        session, name = BackendSession(), fresh_model_name("gt")
+        for calls in case.ground_truth:
+            if not calls:
+                continue
+            results, _ = session.execute(calls, case.initial_config, case.involved_classes, name, case.id,
+                                         long_context=case.long_context, is_evaL_run=False)  # fmt: skip
+            assert outstanding_subtasks(calls, list(zip(calls, results))) == [], case.id
