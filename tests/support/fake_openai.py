@@ -35,6 +35,7 @@ import collections
 import hashlib
 import json
 import random
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -65,6 +66,8 @@ class Reply:
     delay_s: float = 0.0
     #: Close the connection without answering.
     hang_up: bool = False
+    #: Tool-call ids to send (default: ``call_<request serial>_<index>``).
+    call_ids: list[str] | None = None
 
     @classmethod
     def say(cls, text: str, *, reasoning: str | None = None, reasoning_field: str = "reasoning_content") -> Reply:
@@ -140,6 +143,8 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: Any
+    #: What the server did: ok, scripted, 429, 500, malformed, stall, 401...
+    outcome: str = ""
 
 
 Responder = Callable[[RecordedRequest], "Reply | None"]
@@ -169,6 +174,7 @@ class FakeOpenAIServer:
         self.outcomes: collections.Counter[str] = collections.Counter()
         self.in_flight = 0
         self.max_in_flight = 0
+        self._arrivals = 0
         self._script: collections.deque[Reply] = collections.deque()
         self._seen: collections.Counter[str] = collections.Counter()
         self._lock = threading.Lock()
@@ -192,7 +198,8 @@ class FakeOpenAIServer:
 
     @property
     def request_count(self) -> int:
-        return sum(self.outcomes.values())
+        """Chat requests received so far (counted on arrival, stalled ones included)."""
+        return self._arrivals
 
     def script(self, *replies: Reply) -> None:
         """Queue replies, answered in order before the responder is asked."""
@@ -203,6 +210,7 @@ class FakeOpenAIServer:
         with self._lock:
             self.requests.clear()
             self.outcomes.clear()
+            self._arrivals = 0
             self.max_in_flight = self.in_flight
 
     def start(self) -> FakeOpenAIServer:
@@ -244,13 +252,17 @@ class FakeOpenAIServer:
 
     def _enter(self) -> None:
         with self._lock:
+            self._arrivals += 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
 
-    def _leave(self, outcome: str) -> None:
+    def _record(self, outcome: str) -> None:
+        with self._lock:
+            self.outcomes[outcome] += 1
+
+    def _leave(self) -> None:
         with self._lock:
             self.in_flight -= 1
-            self.outcomes[outcome] += 1
 
     def _wait(self, seconds: float) -> None:
         if seconds > 0:
@@ -268,7 +280,7 @@ def _openai_body(reply: Reply, request_body: dict[str, Any], serial: int) -> dic
     for i, (name, arguments) in enumerate(reply.tool_calls):
         message["tool_calls"].append(
             {
-                "id": f"call_{serial}_{i}",
+                "id": reply.call_ids[i] if reply.call_ids else f"call_{serial}_{i}",
                 "type": "function",
                 "function": {
                     "name": name,
@@ -354,27 +366,35 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._send(404, json.dumps(_error_body(404, f"no route {self.path}", False)).encode())
                 return
             server._enter()
-            outcome = "error"
             try:
-                outcome = self._answer(raw, anthropic)
+                answer = self._answer(raw, anthropic)
+                if answer is None:
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                else:
+                    self._send(*answer)
             finally:
-                server._leave(outcome)
+                server._leave()
 
-        def _answer(self, raw: bytes, anthropic: bool) -> str:
+        def _answer(self, raw: bytes, anthropic: bool) -> tuple[int, bytes, dict[str, str]] | None:
+            """``(status, body, headers)``, or None to hang up.
+
+            The outcome is counted as soon as it is decided (before any stall), so a
+            client that has its answer always sees it counted.
+            """
             try:
                 body = json.loads(raw)
                 if not isinstance(body, dict) or "messages" not in body or "model" not in body:
                     raise ValueError("a request needs 'model' and 'messages'")
             except ValueError as exc:
-                self._send(400, json.dumps(_error_body(400, f"invalid request: {exc}", anthropic)).encode())
-                return "400"
+                server._record("400")
+                return 400, json.dumps(_error_body(400, f"invalid request: {exc}", anthropic)).encode(), {}
             request = RecordedRequest(self.path, dict(self.headers.items()), body)
+            serial = 0
             if server.record:
                 with server._lock:
                     server.requests.append(request)
                     serial = len(server.requests)
-            else:
-                serial = 0
             if server.api_key is not None:
                 given = self.headers.get("x-api-key") or (self.headers.get("Authorization") or "").removeprefix(
                     "Bearer "
@@ -382,25 +402,102 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 if given != server.api_key:
                     # Like OpenAI's own 401, the message echoes the key it was given.
                     message = f"Incorrect API key provided: {given}"
-                    self._send(401, json.dumps(_error_body(401, message, anthropic)).encode())
-                    return "401"
+                    request.outcome = "401"
+                    server._record("401")
+                    return 401, json.dumps(_error_body(401, message, anthropic)).encode(), {}
             reply, outcome = server._choose(request, raw)
+            request.outcome = "hang_up" if reply.hang_up else outcome
+            server._record(request.outcome)
             server._wait(server.latency_s + reply.delay_s)
             if reply.hang_up:
-                self.close_connection = True
-                self.connection.shutdown(2)
-                return "hang_up"
+                return None
             if reply.raw_body is not None:
-                self._send(reply.status, reply.raw_body.encode(), reply.headers)
-            elif reply.status >= 400:
+                return reply.status, reply.raw_body.encode(), reply.headers
+            if reply.status >= 400:
                 payload = _error_body(reply.status, reply.error or "", anthropic)
-                self._send(reply.status, json.dumps(payload).encode(), reply.headers)
-            else:
-                build = _anthropic_body if anthropic else _openai_body
-                self._send(200, json.dumps(build(reply, body, serial)).encode(), reply.headers)
-            return outcome
+                return reply.status, json.dumps(payload).encode(), reply.headers
+            build = _anthropic_body if anthropic else _openai_body
+            return 200, json.dumps(build(reply, body, serial)).encode(), reply.headers
 
     return Handler
+
+
+def request_key(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
+    """Identity of a chat request for replay: SHA-256 of its messages and tools.
+
+    Computed on the JSON the server receives, or equally on ``Message.to_openai()`` /
+    ``ToolSpec.to_openai()`` before sending (the JSON round trip preserves it).
+    """
+    text = json.dumps({"messages": messages, "tools": tools or []}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def path_namespace(path: str) -> str:
+    """``/base/v1/chat/completions`` -> ``base``; ``/v1/chat/completions`` -> ``""``."""
+    return path.split("?")[0].rstrip("/").removesuffix("/chat/completions").removesuffix("/v1").strip("/")
+
+
+class ReplayTable:
+    """Recorded answers keyed by namespace and :func:`request_key`; a server responder.
+
+    The namespace is the URL path before ``/v1`` (``--base-url http://HOST:PORT/base/v1``
+    selects namespace ``base``), so recordings whose requests coincide but whose
+    answers differ (BFCL's base and long_context variants of one case open with the
+    same request yet have different ground truth) can be served by one server.
+    An unknown request gets HTTP 400 naming the miss, so a replay that drifts from
+    its recording fails visibly instead of answering something plausible.
+    """
+
+    def __init__(self) -> None:
+        self.namespaces: dict[str, dict[str, Reply]] = {}
+        self.misses = 0
+
+    def add(self, namespace: str, key: str, reply: Reply) -> Reply | None:
+        """Record ``reply``; returns the different reply already recorded, if any."""
+        replies = self.namespaces.setdefault(namespace, {})
+        previous = replies.get(key)
+        replies[key] = reply
+        return previous if previous is not None and previous != reply else None
+
+    def __len__(self) -> int:
+        return sum(len(r) for r in self.namespaces.values())
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        replies = self.namespaces.get(path_namespace(request.path), {})
+        reply = replies.get(request_key(request.body.get("messages", []), request.body.get("tools")))
+        if reply is None:
+            self.misses += 1
+            return Reply.fail(400, "fake server: no recorded reply for this request (replay miss)")
+        return reply
+
+    def save(self, path: str) -> None:
+        with open(path, "w", encoding="utf-8") as out:
+            for namespace, replies in self.namespaces.items():
+                for key, reply in replies.items():
+                    record = {
+                        "ns": namespace,
+                        "key": key,
+                        "text": reply.text,
+                        "tool_calls": [[n, a if isinstance(a, str) else json.dumps(a)] for n, a in reply.tool_calls],
+                        "call_ids": reply.call_ids,
+                        "finish_reason": reply.finish_reason,
+                    }
+                    out.write(json.dumps(record) + "\n")
+
+    @classmethod
+    def load(cls, path: str) -> ReplayTable:
+        table = cls()
+        with open(path, encoding="utf-8") as lines:
+            for line in lines:
+                record = json.loads(line)
+                reply = Reply(
+                    text=record["text"],
+                    tool_calls=[(n, a) for n, a in record["tool_calls"]],
+                    call_ids=record["call_ids"],
+                    finish_reason=record["finish_reason"],
+                )
+                table.add(record.get("ns", ""), record["key"], reply)
+        return table
 
 
 def auto_responder(request: RecordedRequest) -> Reply:
@@ -422,11 +519,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--stall-s", type=float, default=5.0, help="how long an injected stall lasts")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--api-key", default=None, help="require this key")
-    parser.add_argument("--reply", choices=["auto", "text"], default="auto")
+    parser.add_argument("--reply", choices=["auto", "text"], default="auto", help="answer when not replaying")
+    parser.add_argument("--replay", default=None, help="JSONL of recorded replies (ReplayTable.save)")
     args = parser.parse_args(argv)
     faults = FaultSpec.parse(args.faults, stall_s=args.stall_s, seed=args.seed) if args.faults else None
     server = FakeOpenAIServer(
-        responder=auto_responder if args.reply == "auto" else None,
+        responder=ReplayTable.load(args.replay) if args.replay else (auto_responder if args.reply == "auto" else None),
         faults=faults,
         latency_s=args.latency_ms / 1000.0,
         api_key=args.api_key,

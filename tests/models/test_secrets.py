@@ -1,0 +1,68 @@
+"""API keys never reach exception text, logs, stored emissions or the cache."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+
+import pytest
+
+from tests.support.fake_openai import Reply
+from tooldiag.errors import ModelCallError
+from tooldiag.models import resolve_model
+from tooldiag.trajectory import Message
+
+KEY = "sk-test-9f8e7d6c5b4a39281706"
+CHAT = [Message(role="user", content="hi")]
+
+
+@pytest.fixture
+def keyed(monkeypatch):
+    monkeypatch.setenv("TOOLDIAG_TEST_KEY", KEY)
+
+
+def generate(backend):
+    return asyncio.run(backend.generate(CHAT))
+
+
+def test_rejected_key_echoed_by_the_server_is_redacted(server, options, keyed, caplog):
+    server.api_key = "sk-the-right-one"  # the server answers 401 and echoes the key it got
+    backend = resolve_model("openai/m", options(api_key_env="TOOLDIAG_TEST_KEY"))
+    with caplog.at_level(logging.DEBUG), pytest.raises(ModelCallError) as info:
+        generate(backend)
+    assert info.value.fatal and info.value.status == 401
+    assert "Incorrect API key provided: ***" in info.value.message
+    for text in (str(info.value), repr(info.value), info.value.message, caplog.text, repr(backend)):
+        assert KEY not in text
+
+
+def test_retried_errors_echoing_the_key_are_redacted_in_logs_and_final_error(server, options, keyed, caplog):
+    server.script(*[Reply.fail(500, f"upstream rejected {KEY}")] * 3)
+    backend = resolve_model("openai/m", options(api_key_env="TOOLDIAG_TEST_KEY", max_retries=2))
+    with caplog.at_level(logging.DEBUG), pytest.raises(ModelCallError) as info:
+        generate(backend)
+    assert "upstream rejected ***" in info.value.message
+    assert "retrying" in caplog.text and KEY not in caplog.text
+    assert KEY not in str(info.value)
+
+
+def test_key_echoed_in_a_successful_body_is_not_stored(server, options, keyed, tmp_path):
+    server.script(Reply.say(f"your key is {KEY}"))
+    backend = resolve_model(
+        "openai/m", options(api_key_env="TOOLDIAG_TEST_KEY", cache=True, cache_path=str(tmp_path / "c.sqlite"))
+    )
+    emission = generate(backend)
+    assert server.requests[0].headers["Authorization"] == f"Bearer {KEY}"  # it was sent...
+    assert KEY not in emission.model_dump_json()  # ...but never kept
+    rows = sqlite3.connect(tmp_path / "c.sqlite").execute("SELECT key, model, emission FROM responses").fetchall()
+    assert rows and all(KEY not in "".join(row) for row in rows)
+
+
+def test_missing_named_key_variable_message_names_the_variable_only(monkeypatch):
+    from tooldiag.errors import UserError
+
+    monkeypatch.setenv("OTHER", KEY)
+    with pytest.raises(UserError) as info:
+        resolve_model("openai/gpt-4o", __import__("tooldiag.models", fromlist=["ModelOptions"]).ModelOptions())
+    assert KEY not in str(info.value)
