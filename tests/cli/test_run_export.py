@@ -86,3 +86,21 @@ def test_different_config_refused_and_store_kept(tmp_path):
         assert conn.execute("SELECT COUNT(*) FROM cases").fetchone()[0] == 2
     proc = cli("run", "bfcl", "--model", "ref/halt", "--run-dir", str(run_dir), "--categories", "base", "--limit", "2", "--temperature", "0.7")
     assert proc.returncode == 2 and "temperature" in proc.stderr
+
+
+def test_import_then_export_bfcl_regrades_identically(tmp_path):
+    """An imported folder exported back as BFCL files imports to the same grades."""
+    import pathlib
+
+    from tooldiag.store import RunStore
+
+    fixtures = pathlib.Path(__file__).parents[1] / "data" / "bfcl_results"
+    for folder in sorted(p for p in fixtures.iterdir() if p.is_dir()):
+        main(["import", "bfcl", str(folder), "--model-name", "m", "--run-dir", str(tmp_path / folder.name / "a"), "-q"])
+        main(["export", str(tmp_path / folder.name / "a"), "--format", "bfcl", "--out", str(tmp_path / folder.name / "x")])
+        main(["import", "bfcl", str(tmp_path / folder.name / "x"), "--model-name", "m", "--run-dir", str(tmp_path / folder.name / "b"), "-q"])
+        grades = []
+        for run in ("a", "b"):
+            with RunStore.open(tmp_path / folder.name / run) as store:
+                grades.append([(r.case_id, r.passed, r.error_type) for r in store.iter_cases()])
+        assert grades[0] == grades[1] and grades[0], folder.name
