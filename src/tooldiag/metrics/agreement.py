@@ -26,12 +26,12 @@ Formulas and where they come from (notes ``agentjudgebench.md`` §2):
 from __future__ import annotations
 
 import zlib
+from statistics import NormalDist
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 #: Bin codes for the three verdict classes.
 BIN_VALUES = np.array([0.0, 0.5, 1.0])
@@ -157,17 +157,17 @@ def spearman_plain(x: Sequence[float], y: Sequence[float]) -> float:
 
 
 def wilson_interval(successes, n, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval (vectorised); NaN bounds where n = 0."""
+    """Wilson score interval (vectorised), clipped to [0, 1]; NaN bounds where n = 0."""
     k = np.asarray(successes, dtype=float)
     nn = np.asarray(n, dtype=float)
-    z = stats.norm.isf((1.0 - confidence) / 2.0)
+    z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = k / nn
         denom = 1.0 + z * z / nn
         center = (p + z * z / (2.0 * nn)) / denom
         half = z / denom * np.sqrt(p * (1.0 - p) / nn + z * z / (4.0 * nn * nn))
-    lo = np.where(nn > 0, center - half, np.nan)
-    hi = np.where(nn > 0, center + half, np.nan)
+    lo = np.where(nn > 0, np.clip(center - half, 0.0, 1.0), np.nan)
+    hi = np.where(nn > 0, np.clip(center + half, 0.0, 1.0), np.nan)
     return lo, hi
 
 
@@ -252,6 +252,40 @@ def split_by_codes(values: np.ndarray, codes: np.ndarray) -> list[np.ndarray]:
     sorted_codes = codes[order]
     cuts = np.flatnonzero(np.diff(sorted_codes)) + 1 if len(sorted_codes) else []
     return np.split(np.asarray(values)[order], cuts)
+
+
+def paired_difference_means(
+    a: np.ndarray, b: np.ndarray, strata: Sequence[np.ndarray], n_resamples: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Bootstrap distribution of mean(a) - mean(b) when a and b are measured on the same units.
+
+    Units (rows) are resampled, stratum by stratum, and both measurements travel together;
+    ``NaN`` marks a unit without that measurement (e.g. a null verdict in one condition), so
+    each mean is over the resampled units that have it: a cluster bootstrap whose point
+    estimate is the plain difference of the two means. ``strata`` lists the row indices of
+    each stratum.
+    """
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    pa, pb = ~np.isnan(a), ~np.isnan(b)
+    av, bv = np.where(pa, a, 0.0), np.where(pb, b, 0.0)
+    sa, ca, sb, cb = (np.zeros(n_resamples) for _ in range(4))
+    for rows in strata:
+        rows = np.asarray(rows)
+        n = len(rows)
+        if n == 0:
+            continue
+        xa, ma, xb, mb = av[rows], pa[rows].astype(float), bv[rows], pb[rows].astype(float)
+        step = max(1, _CHUNK_DRAWS // n)
+        for start in range(0, n_resamples, step):
+            stop = min(n_resamples, start + step)
+            idx = rng.integers(0, n, (stop - start, n))
+            sa[start:stop] += xa[idx].sum(axis=1)
+            ca[start:stop] += ma[idx].sum(axis=1)
+            sb[start:stop] += xb[idx].sum(axis=1)
+            cb[start:stop] += mb[idx].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((ca > 0) & (cb > 0), sa / np.maximum(ca, 1) - sb / np.maximum(cb, 1), np.nan)
 
 
 @dataclass

@@ -1,0 +1,272 @@
+"""``tooldiag judgebench predict | judge | analyze | records``: judge reliability (paper 000).
+
+A study lives in one run directory: ``predict`` stores generator plans, ``judge`` stores
+verdicts under prompt conditions, ``analyze`` writes the report. Both run commands resume:
+re-run the same command after an interruption and only missing units are done.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tooldiag.cli.options import ApiKeyEnv, BaseUrl, Concurrency, MaxRetries, MaxTokens, NoCache, Timeout
+
+app = typer.Typer(
+    help="Judge reliability on AgentJudgeBench-style records (paper 000): predict, judge, analyze.",
+    no_args_is_help=True,
+)
+
+RunDir = Annotated[Path, typer.Option("--run-dir", help="Run directory (created if missing; resumed if present).")]
+Records = Annotated[
+    str,
+    typer.Option(
+        "--records",
+        help="builtin (36 records shipped with tooldiag), a .jsonl/.json/.parquet file, or hf:OWNER/NAME[:CONFIG][@SPLIT].",
+    ),
+]
+Difficulties = Annotated[str, typer.Option("--difficulties", help="Comma list of easy, medium, hard.")]
+Thinking = Annotated[
+    str | None,
+    typer.Option("--thinking", help="on/off: sent as chat_template_kwargs.enable_thinking (vLLM, SGLang); default: not sent."),
+]
+Prompts = Annotated[
+    Path | None, typer.Option("--prompts", help="Folder with your own prompt templates (same file names) to use instead.")
+]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+
+
+def _thinking(value: str | None) -> bool | None:
+    from tooldiag.errors import UserError
+
+    if value is None:
+        return None
+    lowered = value.strip().lower()
+    if lowered in ("on", "true", "yes", "1"):
+        return True
+    if lowered in ("off", "false", "no", "0"):
+        return False
+    raise UserError(f"--thinking must be on or off, got {value!r}", hint="e.g. --thinking off")
+
+
+def _temperature(value: str) -> float | None:
+    from tooldiag.errors import UserError
+
+    if value.strip().lower() in ("default", "none"):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise UserError(f"--temperature must be a number or 'default', got {value!r}", hint="e.g. --temperature 0.15") from None
+
+
+def _options(base_url, api_key_env, concurrency, no_cache, max_retries):
+    from tooldiag.models.base import ModelOptions
+
+    return ModelOptions(
+        base_url=base_url, api_key_env=api_key_env, concurrency=concurrency, cache=not no_cache, max_retries=max_retries
+    )
+
+
+@contextmanager
+def _progress(label: str, enabled: bool):
+    """Yields (on_start, on_unit) callbacks that drive a rich progress bar on stderr."""
+    if not enabled:
+        yield None, None
+        return
+    from collections import Counter
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    counts: Counter = Counter()
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[counts]}"),
+        console=Console(stderr=True),
+    )
+    state: dict = {}
+
+    def on_start(total: int, already: int) -> None:
+        state["task"] = progress.add_task(label, total=total, completed=already, counts="")
+
+    def on_unit(status: str) -> None:
+        counts[status] += 1
+        progress.update(state["task"], advance=1, counts=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+
+    with progress:
+        yield on_start, on_unit
+
+
+@app.command("predict")
+def predict_command(
+    generator: Annotated[list[str], typer.Option("--generator", "-g", help="Generator model string (repeatable), e.g. openai/NAME or ref/jb-perturb.")],
+    run_dir: RunDir,
+    records: Records = "builtin",
+    difficulties: Difficulties = "easy,medium,hard",
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N records.")] = None,
+    temperature: Annotated[str, typer.Option("--temperature", help="Number, or 'default' to send none (paper: 0).")] = "0",
+    thinking: Thinking = None,
+    max_tokens: MaxTokens = None,
+    prompts: Prompts = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = None,
+    concurrency: Concurrency = 8,
+    no_cache: NoCache = False,
+    max_retries: MaxRetries = 6,
+    timeout: Timeout = 120.0,
+    quiet: Quiet = False,
+) -> None:
+    """Ask each generator to plan every record at every difficulty, single-shot, native tool calls."""
+    import asyncio
+
+    from rich.console import Console
+
+    from tooldiag.models import resolve_model
+    from tooldiag.suites.judgebench.generate import check_difficulties, generation_config, predict
+    from tooldiag.suites.judgebench.loaders import load_records
+    from tooldiag.suites.judgebench.store import JudgeBenchStore
+    from tooldiag.trajectory import GenerationConfig
+
+    chosen = check_difficulties(difficulties.split(","))
+    loaded = load_records(records, limit=limit)
+    options = _options(base_url, api_key_env, concurrency, no_cache, max_retries)
+    config = generation_config(_temperature(temperature), _thinking(thinking), max_tokens, GenerationConfig(timeout_s=timeout))
+    backends = {g: resolve_model(g, options) for g in dict.fromkeys(generator)}
+    console = Console()
+    with JudgeBenchStore(run_dir) as store:
+        for name, backend in backends.items():
+            with _progress(f"predict {name}", not quiet) as (on_start, on_unit):
+                summary = asyncio.run(
+                    predict(
+                        store, loaded, name, backend, difficulties=chosen, config=config, concurrency=concurrency,
+                        prompt_dir=prompts, on_start=on_start, on_unit=on_unit,
+                    )
+                )
+            statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())) or "nothing new"
+            console.print(f"{name}: ran {summary.ran} ({statuses}), already stored {summary.skipped}, {summary.wall_s:.1f} s")
+            for difficulty, n in summary.no_query.items():
+                console.print(f"  {n} records have no {difficulty} query and were skipped")
+    console.print(f"stored in {run_dir}; next: tooldiag judgebench judge --run-dir {run_dir} --judge MODEL")
+
+
+@app.command("judge")
+def judge_command(
+    judge: Annotated[list[str], typer.Option("--judge", "-j", help="Judge model string (repeatable), e.g. openai/NAME or ref/jb-exact.")],
+    run_dir: RunDir,
+    conditions: Annotated[
+        str,
+        typer.Option("--conditions", help="Comma list of with_gt, without_gt, without_gt_half_default, free_form, corrupted_gt, prometheus, prometheus_without_gt (or all)."),
+    ] = "with_gt,without_gt",
+    generator: Annotated[list[str] | None, typer.Option("--generator", "-g", help="Only these generators' plans (repeatable).")] = None,
+    difficulties: Difficulties = "easy,medium,hard",
+    temperature: Annotated[str, typer.Option("--temperature", help="Number, or 'default' to send none (paper: 0.15 for vLLM judges, provider default otherwise).")] = "0.15",
+    thinking: Thinking = None,
+    max_tokens: MaxTokens = None,
+    retries: Annotated[int, typer.Option("--retries", min=0, help="Re-asks after an unparseable reply before storing a null.")] = 2,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the corrupted_gt derangement.")] = 42,
+    prompts: Prompts = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = None,
+    concurrency: Concurrency = 8,
+    no_cache: NoCache = False,
+    max_retries: MaxRetries = 6,
+    timeout: Timeout = 120.0,
+    quiet: Quiet = False,
+) -> None:
+    """Have each judge score every stored plan under each condition."""
+    import asyncio
+
+    from rich.console import Console
+
+    from tooldiag.models import resolve_model
+    from tooldiag.suites.judgebench.conditions import parse_conditions
+    from tooldiag.suites.judgebench.generate import check_difficulties, generation_config
+    from tooldiag.suites.judgebench.judge import judge_predictions
+    from tooldiag.suites.judgebench.store import JudgeBenchStore
+    from tooldiag.trajectory import GenerationConfig
+
+    chosen_conditions = parse_conditions(conditions)
+    chosen = check_difficulties(difficulties.split(","))
+    options = _options(base_url, api_key_env, concurrency, no_cache, max_retries)
+    config = generation_config(_temperature(temperature), _thinking(thinking), max_tokens, GenerationConfig(timeout_s=timeout))
+    backends = {j: resolve_model(j, options) for j in dict.fromkeys(judge)}
+    console = Console()
+    with JudgeBenchStore(run_dir, create=False) as store:
+        for name, backend in backends.items():
+            with _progress(f"judge {name}", not quiet) as (on_start, on_unit):
+                summary = asyncio.run(
+                    judge_predictions(
+                        store, name, backend, conditions=chosen_conditions, generators=generator or None,
+                        difficulties=chosen, config=config, retries=retries, seed=seed, concurrency=concurrency,
+                        prompt_dir=prompts, on_start=on_start, on_unit=on_unit,
+                    )
+                )
+            parts = ", ".join(f"{c} {s} {n}" for (c, s), n in sorted(summary.statuses.items())) or "nothing new"
+            console.print(
+                f"{name}: ran {summary.ran} ({parts}), already stored {summary.skipped}, "
+                f"{summary.retried} needed a retry, {summary.missing_metric} lacked a metric, {summary.wall_s:.1f} s"
+            )
+    console.print(f"next: tooldiag judgebench analyze --run-dir {run_dir}")
+
+
+@app.command("analyze")
+def analyze_command(
+    run_dir: RunDir,
+    out: Annotated[Path | None, typer.Option("--out", help="Report folder (default: RUN_DIR/report).")] = None,
+    formats: Annotated[str, typer.Option("--formats", help="Comma list of md, csv, json.")] = "md,csv,json",
+    resamples: Annotated[int, typer.Option("--resamples", min=10, help="Bootstrap resamples per cell (paper: 2000).")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 42,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Threads for the bootstrap.")] = 2,
+    scorer: Annotated[str, typer.Option("--scorer", help="released (paper Eqs. 1-3) or schema_aware (extra schema-declared keys not penalised).")] = "released",
+) -> None:
+    """Alignment, GT lift, agreement, robustness and decision guide, as md/csv/json."""
+    from tooldiag.errors import UserError
+    from tooldiag.suites.judgebench.analysis import AnalysisSettings
+    from tooldiag.suites.judgebench.evaluations import load_evaluations
+    from tooldiag.suites.judgebench.report import analyze, summary_markdown, write_report
+    from tooldiag.suites.judgebench.store import JudgeBenchStore
+
+    if scorer not in ("released", "schema_aware"):
+        raise UserError(f"--scorer must be released or schema_aware, got {scorer!r}", hint="e.g. --scorer schema_aware")
+    chosen = tuple(f.strip() for f in formats.split(",") if f.strip())
+    with JudgeBenchStore(run_dir, create=False) as store:
+        data = load_evaluations(store, schema_aware=scorer == "schema_aware")
+    if data.frame.empty:
+        raise UserError(f"{run_dir} holds no parsed judge verdicts yet", hint="run `tooldiag judgebench judge` first")
+    report = analyze(data, AnalysisSettings(n_resamples=resamples, seed=seed, workers=workers))
+    target = out or run_dir / "report"
+    written = write_report(report, target, chosen)
+    typer.echo(summary_markdown(report))
+    typer.echo(f"{len(written)} files in {target}")
+
+
+@app.command("records")
+def records_command(records: Records = "builtin") -> None:
+    """Check a record source and count its records per DAG topology and difficulty."""
+    from collections import Counter
+
+    from rich.console import Console
+
+    from tooldiag.suites.judgebench.loaders import load_records
+    from tooldiag.suites.judgebench.records import DIFFICULTIES
+
+    loaded = load_records(records)
+    dags = Counter(r.dag_type for r in loaded)
+    console = Console()
+    console.print(f"{len(loaded)} records from {records}")
+    for dag, n in sorted(dags.items()):
+        console.print(f"  {dag}: {n}")
+    for difficulty in DIFFICULTIES:
+        console.print(f"  with a {difficulty} query: {sum(1 for r in loaded if r.query(difficulty))}")
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="judgebench")

@@ -1,0 +1,110 @@
+"""``tooldiag score-plan``: the AgentJudgeBench programmatic scorer on JSON lines.
+
+Each input line is ``{"expected": [...], "predicted": [...]}`` with calls written as
+``{"name", "arguments"}`` or OpenAI ``{"function": {"name", "arguments"}}`` (arguments a dict
+or a JSON string); ``--schema-aware`` also needs ``"tools": [...]`` (function schemas) per line.
+Each output line holds ``tool_selection``, ``parameter_structure``, ``sequence`` and
+``coverage``, rounded to 4 decimals as released (plus the input's ``id`` when it has one).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+CHUNK = 10_000
+
+
+def score_plan_command(
+    source: Annotated[str, typer.Argument(help="JSONL file of {expected, predicted} objects, or - for stdin.")],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.", dir_okay=False)
+    ] = None,
+    schema_aware: Annotated[
+        bool,
+        typer.Option(
+            "--schema-aware",
+            help="Do not penalise extra argument keys that the tool's schema declares (needs \"tools\" per line).",
+        ),
+    ] = False,
+) -> None:
+    """Score predicted tool-call plans against expected plans (paper 000, Eqs. 1a, 1b, 2, 3)."""
+    import json
+
+    from tooldiag.errors import UserError
+
+    if source == "-":
+        stream = sys.stdin
+        name = "stdin"
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise UserError(f"{source} is not a file", hint="pass a .jsonl file, or - to read stdin")
+        stream = path.open(encoding="utf-8")
+        name = str(path)
+    sink = output.open("w", encoding="utf-8") if output else sys.stdout
+    try:
+        batch: list[tuple[int, dict]] = []
+        for number, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{name}:{number} is not valid JSON ({exc.msg})", hint="one JSON object per line") from None
+            if not isinstance(item, dict) or "expected" not in item or "predicted" not in item:
+                raise UserError(
+                    f'{name}:{number} lacks "expected" or "predicted"',
+                    hint='write {"expected": [{"name": ..., "arguments": {...}}], "predicted": [...]}',
+                )
+            if schema_aware and not isinstance(item.get("tools"), list):
+                raise UserError(f'{name}:{number} has no "tools" list', hint="--schema-aware needs the tool schemas per line")
+            batch.append((number, item))
+            if len(batch) >= CHUNK:
+                _flush(batch, schema_aware, name, sink)
+                batch = []
+        _flush(batch, schema_aware, name, sink)
+    finally:
+        if output:
+            sink.close()
+        if stream is not sys.stdin:
+            stream.close()
+
+
+def _flush(batch: list[tuple[int, dict]], schema_aware: bool, name: str, sink) -> None:
+    import json
+
+    from tooldiag.errors import UserError
+    from tooldiag.metrics.structural import METRICS, score_plans
+
+    if not batch:
+        return
+    try:
+        scores = score_plans(
+            [item["expected"] for _, item in batch],
+            [item["predicted"] for _, item in batch],
+            schema_aware=schema_aware,
+            tools=[item.get("tools") for _, item in batch] if schema_aware else None,
+        )
+    except UserError as exc:
+        # re-score line by line to name the offending line
+        from tooldiag.metrics.structural import as_plan
+
+        for number, item in batch:
+            try:
+                as_plan(item["expected"])
+                as_plan(item["predicted"])
+            except UserError as line_exc:
+                raise UserError(f"{name}:{number}: {line_exc.message}", hint=line_exc.hint) from None
+        raise exc
+    for (_, item), row in zip(batch, scores, strict=True):
+        out = {"id": item["id"]} if "id" in item else {}
+        out.update({m: float(v) for m, v in zip(METRICS, row, strict=True)})
+        sink.write(json.dumps(out) + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("score-plan")(score_plan_command)

@@ -1,0 +1,339 @@
+"""Judge alignment with the programmatic reference (paper 000, Eqs. 4a-5b, App. E, decision guide).
+
+Every figure is computed with vectorised pandas/numpy on the evaluation table
+(:mod:`tooldiag.suites.judgebench.evaluations`); per-record Python loops appear nowhere.
+
+* **cells** (Eq. 5a): 100 × mean record alignment per judge × generator × difficulty ×
+  condition, with a 95 % CI from 2,000 bootstrap resamples *stratified by dag_type*, each cell
+  with its own seeded generator (App. E). The released code averaged the per-record
+  percentages after rounding them to 2 d.p.; we average unrounded values (difference ≤ 0.005 pp).
+* **contrasts** (Eq. 5b and ablations): per judge, the mean over the (generator, difficulty)
+  cells present in both conditions of align(a) - align(b) (GT lift = with_gt - without_gt);
+  the CI comes from the same cell bootstrap distributions (conditions resampled independently).
+* **decision guide** (App. A): per condition and difficulty, judges ranked by their alignment
+  averaged equally over the generators every judge was run on, with CIs; when the leader's CI
+  overlaps the runner-up's, the guide says so.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tooldiag.metrics.agreement import (
+    bootstrap_cells,
+    cell_rng,
+    metric_alignment,
+    paired_difference_means,
+    percentile_interval,
+)
+from tooldiag.metrics.structural import METRICS
+from tooldiag.suites.judgebench.conditions import CONDITIONS, CONTRASTS
+from tooldiag.suites.judgebench.evaluations import L_COLS, P_COLS, EvaluationData
+from tooldiag.suites.judgebench.records import DIFFICULTIES
+
+CELL = ["judge", "generator", "difficulty", "condition"]
+
+
+@dataclass
+class AnalysisSettings:
+    n_resamples: int = 2000
+    confidence: float = 0.95
+    seed: int = 42
+    workers: int = 2
+
+
+@dataclass
+class JudgeBenchReport:
+    """Every table of the analysis as a DataFrame, plus a few structured extras."""
+
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict)
+    settings: AnalysisSettings = field(default_factory=AnalysisSettings)
+
+
+def ordered(values: pd.Series | list[str], order: tuple[str, ...] | list[str]) -> list[str]:
+    present = list(dict.fromkeys(values))
+    return [v for v in order if v in present] + sorted(v for v in present if v not in order)
+
+
+def with_alignment(frame: pd.DataFrame) -> pd.DataFrame:
+    """Add ``mu_<metric>`` (Eq. 4a) and ``alignment`` (Eq. 4b, in [0, 1]) columns."""
+    out = frame.copy()
+    mu = metric_alignment(out[P_COLS].to_numpy(float), out[L_COLS].to_numpy(float))
+    for i, metric in enumerate(METRICS):
+        out[f"mu_{metric}"] = mu[:, i]
+    out["alignment"] = mu.mean(axis=1)
+    return out
+
+
+@dataclass
+class CellStats:
+    """Cell means and bootstrap distributions, indexed by (judge, generator, difficulty, condition)."""
+
+    table: pd.DataFrame
+    index: dict[tuple[str, str, str, str], int]
+    distributions: np.ndarray
+
+
+def cell_statistics(frame: pd.DataFrame, settings: AnalysisSettings) -> CellStats:
+    """Eq. 5a for every cell with stratified bootstrap CIs (in percentage points)."""
+    if frame.empty:
+        empty = pd.DataFrame(columns=[*CELL, "n", "alignment", "ci_low", "ci_high"])
+        return CellStats(empty, {}, np.zeros((0, settings.n_resamples)))
+    codes = frame.groupby(CELL, sort=True).ngroup().to_numpy()
+    keys_frame = frame[CELL].drop_duplicates().sort_values(CELL).reset_index(drop=True)
+    keys = ["|".join(row) for row in keys_frame.itertuples(index=False, name=None)]
+    strata = pd.factorize(frame["dag_type"], sort=True)[0]
+    boot = bootstrap_cells(
+        frame["alignment"].to_numpy(float),
+        codes,
+        strata,
+        keys,
+        n_resamples=settings.n_resamples,
+        seed=settings.seed,
+        workers=settings.workers,
+    )
+    lo, hi = boot.interval(settings.confidence)
+    table = keys_frame.copy()
+    table["n"] = boot.counts
+    table["alignment"] = 100 * boot.means
+    table["ci_low"] = 100 * lo
+    table["ci_high"] = 100 * hi
+    index = {tuple(row): i for i, row in enumerate(keys_frame.itertuples(index=False, name=None))}
+    return CellStats(table, index, 100 * boot.distributions)
+
+
+def contrasts(frame: pd.DataFrame, cells: CellStats, settings: AnalysisSettings) -> pd.DataFrame:
+    """Per judge and condition contrast (a, b): mean over the (generator, difficulty) cells both
+    conditions have of align(a) - align(b) (Eq. 5b for the GT lift), in pp.
+
+    The CI is a paired cluster bootstrap: within each cell the generator outputs are resampled
+    (stratified by dag_type) and carry both conditions' verdicts, so a judge that answers the
+    same in both conditions gets a zero-width interval.
+    """
+    rows = []
+    table = cells.table
+    for name, (a, b) in CONTRASTS.items():
+        for judge in ordered(table["judge"], []):
+            sub = table[table["judge"] == judge]
+            cells_a = {(g, d) for g, d, c in zip(sub["generator"], sub["difficulty"], sub["condition"]) if c == a}
+            cells_b = {(g, d) for g, d, c in zip(sub["generator"], sub["difficulty"], sub["condition"]) if c == b}
+            shared = sorted(cells_a & cells_b)
+            if not shared:
+                continue
+            ia = [cells.index[(judge, g, d, a)] for g, d in shared]
+            ib = [cells.index[(judge, g, d, b)] for g, d in shared]
+            delta = float(np.mean(table["alignment"].to_numpy()[ia] - table["alignment"].to_numpy()[ib]))
+            dist = 100 * _paired_lift_distribution(frame, judge, a, b, shared, name, settings)
+            dist = dist[~np.isnan(dist)]
+            lo, hi = percentile_interval(dist, settings.confidence) if len(dist) else (np.nan, np.nan)
+            rows.append(
+                {
+                    "judge": judge,
+                    "contrast": name,
+                    "condition_a": a,
+                    "condition_b": b,
+                    "n_cells": len(shared),
+                    "delta_pp": delta,
+                    "ci_low": float(lo),
+                    "ci_high": float(hi),
+                }
+            )
+    columns = ["judge", "contrast", "condition_a", "condition_b", "n_cells", "delta_pp", "ci_low", "ci_high"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _paired_lift_distribution(
+    frame: pd.DataFrame, judge: str, a: str, b: str, shared: list[tuple[str, str]], name: str, settings: AnalysisSettings
+) -> np.ndarray:
+    """Bootstrap distribution of the mean over ``shared`` cells of the paired a - b difference."""
+    sub = frame[(frame["judge"] == judge) & frame["condition"].isin([a, b])]
+    unit_codes = pd.factorize(pd.MultiIndex.from_frame(sub[["generator", "difficulty", "record_id"]]))[0]
+    n_units = int(unit_codes.max()) + 1
+    values = {c: np.full(n_units, np.nan) for c in (a, b)}
+    for c in (a, b):
+        mask = (sub["condition"] == c).to_numpy()
+        values[c][unit_codes[mask]] = sub["alignment"].to_numpy()[mask]
+    first = ~pd.Series(unit_codes).duplicated().to_numpy()
+    facts = sub.loc[first, ["generator", "difficulty", "dag_type"]]
+    facts.index = unit_codes[first]
+    facts = facts.sort_index()
+    cell_of = pd.MultiIndex.from_frame(facts[["generator", "difficulty"]])
+    dag = facts["dag_type"].to_numpy()
+
+    def one(cell: tuple[str, str]) -> np.ndarray:
+        rows = np.flatnonzero(cell_of.isin([cell]))
+        strata = [rows[dag[rows] == d] for d in sorted(set(dag[rows]))]
+        rng = cell_rng(settings.seed, f"contrast|{name}|{judge}|{cell[0]}|{cell[1]}")
+        return paired_difference_means(values[a], values[b], strata, settings.n_resamples, rng)
+
+    if settings.workers > 1 and len(shared) > 1:
+        with ThreadPoolExecutor(max_workers=settings.workers) as pool:
+            dists = list(pool.map(one, shared))
+    else:
+        dists = [one(cell) for cell in shared]
+    return np.mean(np.vstack(dists), axis=0)
+
+
+def table2(cells: CellStats) -> pd.DataFrame:
+    """Paper Table 2 layout: one row per generator × judge; alignment per condition and
+    difficulty (with GT, then without GT, then any other condition), then the row's GT lift:
+    the mean over its difficulties of with_gt - without_gt (pp)."""
+    t = cells.table
+    if t.empty:
+        return pd.DataFrame()
+    conds = ordered(t["condition"], list(CONDITIONS))
+    diffs = ordered(t["difficulty"], DIFFICULTIES)
+    wide = t.pivot_table(index=["generator", "judge"], columns=["condition", "difficulty"], values="alignment")
+    columns = [(c, d) for c in conds for d in diffs if (c, d) in wide.columns]
+    wide = wide[columns]
+    wide.columns = [f"{c}:{d}" for c, d in columns]
+    wide = wide.reset_index()
+    if {"with_gt", "without_gt"} <= set(conds):
+        per_pair = t[t["condition"].isin(["with_gt", "without_gt"])].pivot_table(
+            index=["generator", "judge", "difficulty"], columns="condition", values="alignment"
+        )
+        if {"with_gt", "without_gt"} <= set(per_pair.columns):
+            diff = (per_pair["with_gt"] - per_pair["without_gt"]).groupby(level=["generator", "judge"]).mean()
+            wide = wide.merge(diff.rename("gt_lift").reset_index(), on=["generator", "judge"], how="left")
+    return wide
+
+
+def decision_guide(cells: CellStats, settings: AnalysisSettings) -> pd.DataFrame:
+    """Best judge per condition and difficulty, averaged equally over shared generators."""
+    t = cells.table
+    rows = []
+    for condition in ordered(t["condition"], list(CONDITIONS)):
+        for difficulty in ordered(t["difficulty"], DIFFICULTIES):
+            sub = t[(t["condition"] == condition) & (t["difficulty"] == difficulty)]
+            judges = ordered(sub["judge"], [])
+            if not judges:
+                continue
+            shared = set.intersection(*(set(sub[sub["judge"] == j]["generator"]) for j in judges))
+            if not shared:
+                continue
+            scored = []
+            for judge in judges:
+                idx = [cells.index[(judge, g, difficulty, condition)] for g in sorted(shared)]
+                mean = float(t["alignment"].to_numpy()[idx].mean())
+                lo, hi = percentile_interval(cells.distributions[idx].mean(axis=0), settings.confidence)
+                scored.append((mean, judge, float(lo), float(hi)))
+            scored.sort(key=lambda s: (-s[0], s[1]))
+            best = scored[0]
+            row = {
+                "condition": condition,
+                "difficulty": difficulty,
+                "generators": len(shared),
+                "best_judge": best[1],
+                "alignment": best[0],
+                "ci_low": best[2],
+                "ci_high": best[3],
+                "runner_up": None,
+                "runner_up_alignment": np.nan,
+                "runner_up_ci_low": np.nan,
+                "runner_up_ci_high": np.nan,
+            }
+            if len(scored) > 1:
+                second = scored[1]
+                row.update(
+                    runner_up=second[1],
+                    runner_up_alignment=second[0],
+                    runner_up_ci_low=second[2],
+                    runner_up_ci_high=second[3],
+                )
+                tied = [s[1] for s in scored[1:] if s[3] >= best[2]]
+                row["verdict"] = (
+                    f"{best[1]} leads; its CI overlaps {', '.join(tied)}: not a clear winner"
+                    if tied
+                    else f"{best[1]} leads; CI clear of every other judge"
+                )
+            else:
+                row["verdict"] = f"{best[1]} is the only judge run"
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def per_group(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Mean alignment (pp) and count per group."""
+    if frame.empty:
+        return pd.DataFrame(columns=[*by, "n", "alignment"])
+    g = frame.groupby(by, sort=True)["alignment"]
+    return pd.DataFrame({"n": g.size(), "alignment": 100 * g.mean()}).reset_index()
+
+
+def per_metric(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per-metric alignment (pp) per judge and condition (paper App. Q)."""
+    if frame.empty:
+        return pd.DataFrame(columns=["judge", "condition", "metric", "n", "alignment"])
+    mu_cols = [f"mu_{m}" for m in METRICS]
+    g = frame.groupby(["judge", "condition"], sort=True)
+    means = (100 * g[mu_cols].mean()).rename(columns=dict(zip(mu_cols, METRICS, strict=True)))
+    long = means.reset_index().melt(id_vars=["judge", "condition"], var_name="metric", value_name="alignment")
+    long = long.merge(g.size().rename("n").reset_index(), on=["judge", "condition"])
+    return long[["judge", "condition", "metric", "n", "alignment"]]
+
+
+def generator_accuracy(data: EvaluationData, frame: pd.DataFrame) -> pd.DataFrame:
+    """Programmatic accuracy (pp) per generator and difficulty: the four metrics and their mean."""
+    if frame.empty:
+        return pd.DataFrame()
+    unique = frame.drop_duplicates(["generator", "record_id", "difficulty"])
+    g = unique.groupby(["generator", "difficulty"], sort=True)
+    out = (100 * g[P_COLS].mean()).rename(columns=dict(zip(P_COLS, METRICS, strict=True)))
+    out["mean"] = out[list(METRICS)].mean(axis=1)
+    out.insert(0, "n", g.size())
+    return out.reset_index()
+
+
+def attrition(data: EvaluationData, confidence: float) -> pd.DataFrame:
+    """Generator inputs per generator × difficulty, by outcome, with the attrition rate (Wilson CI)."""
+    from tooldiag.metrics.agreement import wilson_interval
+
+    p = data.predictions
+    if p.empty:
+        return pd.DataFrame()
+    counts = p.pivot_table(index=["generator", "difficulty"], columns="status", aggfunc="size", fill_value=0)
+    for status in ("ok", "empty", "unparseable", "error"):
+        if status not in counts.columns:
+            counts[status] = 0
+    counts = counts[["ok", "empty", "unparseable", "error"]]
+    counts.columns.name = None
+    out = counts.reset_index()
+    out["inputs"] = out[["ok", "empty", "unparseable", "error"]].sum(axis=1)
+    lost = out["empty"] + out["unparseable"]
+    decided = out["inputs"] - out["error"]
+    lo, hi = wilson_interval(lost, decided, confidence)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["attrition_pct"] = np.where(decided > 0, 100 * lost / decided.replace(0, np.nan), np.nan)
+    out["ci_low"], out["ci_high"] = 100 * lo, 100 * hi
+    return out
+
+
+def nulls(data: EvaluationData, confidence: float) -> pd.DataFrame:
+    """Judge units per judge × condition by outcome, the null rate (Wilson CI) and replies missing a metric."""
+    from tooldiag.metrics.agreement import wilson_interval
+
+    j = data.judgements
+    if j.empty:
+        return pd.DataFrame()
+    counts = j.pivot_table(index=["judge", "condition"], columns="status", aggfunc="size", fill_value=0)
+    for status in ("ok", "null", "error"):
+        if status not in counts.columns:
+            counts[status] = 0
+    counts = counts[["ok", "null", "error"]]
+    counts.columns.name = None
+    out = counts.reset_index()
+    missing = j[j["missing"] > 0].groupby(["judge", "condition"]).size().rename("replies_missing_a_metric")
+    out = out.merge(missing.reset_index(), on=["judge", "condition"], how="left").fillna({"replies_missing_a_metric": 0})
+    decided = out["ok"] + out["null"]
+    lo, hi = wilson_interval(out["null"], decided, confidence)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["null_pct"] = np.where(decided > 0, 100 * out["null"] / decided.replace(0, np.nan), np.nan)
+    out["ci_low"], out["ci_high"] = 100 * lo, 100 * hi
+    out["replies_missing_a_metric"] = out["replies_missing_a_metric"].astype(int)
+    return out

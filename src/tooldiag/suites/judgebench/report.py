@@ -1,0 +1,256 @@
+"""Assemble the analysis of a judge-reliability study and render it as markdown, CSV and JSON.
+
+:func:`analyze` turns an :class:`~tooldiag.suites.judgebench.evaluations.EvaluationData` into
+a :class:`~tooldiag.suites.judgebench.analysis.JudgeBenchReport` (typed tables);
+:func:`render_markdown`, :func:`write_report` and :func:`summary_markdown` only format it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tooldiag.errors import UserError
+from tooldiag.suites.judgebench.analysis import (
+    AnalysisSettings,
+    JudgeBenchReport,
+    attrition,
+    cell_statistics,
+    contrasts,
+    decision_guide,
+    generator_accuracy,
+    nulls,
+    per_group,
+    per_metric,
+    table2,
+    with_alignment,
+)
+from tooldiag.suites.judgebench.evaluations import EvaluationData
+from tooldiag.suites.judgebench.reliability import (
+    binary_collapse_table,
+    inter_judge,
+    judge_bias,
+    reweighting,
+    soft_jury_table,
+)
+
+FORMATS = ("md", "csv", "json")
+
+#: Section titles and one-line explanations, in report order.
+SECTIONS: dict[str, tuple[str, str]] = {
+    "table2": (
+        "Alignment by difficulty (paper Table 2 layout)",
+        "100 × mean over records of ¼Σ_m (1 - |p_m - ℓ_m|): 100 = the judge reproduces the programmatic scores. "
+        "GT lift = mean over difficulties of with_gt - without_gt (pp).",
+    ),
+    "decision_guide": (
+        "Decision guide: best judge per condition and difficulty",
+        "Alignment averaged equally over the generators every judge was run on; 95 % bootstrap CIs.",
+    ),
+    "contrasts": (
+        "Condition contrasts per judge (GT lift and ablations)",
+        "Mean over shared (generator, difficulty) cells of align(a) - align(b), pp, with 95 % CI.",
+    ),
+    "cells": ("Every cell with its 95 % CI", "Stratified (by dag_type) percentile bootstrap per cell."),
+    "per_metric": ("Alignment per metric", "Mean of 1 - |p - ℓ| per metric (pp); a missing metric counts 0."),
+    "per_dag": ("Alignment per DAG topology", ""),
+    "inter_judge": (
+        "Inter-judge agreement",
+        "Verdicts binned (≤0.1 → 0, ≥0.9 → 1, else 0.5); exact agreement p_o (Wilson CI), Cohen κ, "
+        "and the share of disagreements that involve the 0.5 bin.",
+    ),
+    "binary_collapse": (
+        "Binary collapse",
+        "Middle-bin verdicts moved toward the programmatic value (0 if p < 0.5 else 1).",
+    ),
+    "binary_spearman": ("Ranking change under binary collapse", "Spearman ρ of judge rankings (plain ranks)."),
+    "soft_jury": ("Soft jury", "Mean of all judges' raw values on records every judge scored completely."),
+    "reweighting": ("Ranking robustness under metric re-weighting", "Spearman ρ against the equal-weight ranking."),
+    "self_preference": (
+        "Self-preference check",
+        "Signed error ℓ - p on the judge's own outputs vs its range on other generators' outputs.",
+    ),
+    "bias": ("Signed judge error per generator", "Mean ℓ - p (positive = over-credits)."),
+    "generator_accuracy": ("Generator accuracy (programmatic, pp)", ""),
+    "attrition": ("Generator attrition", "Empty or unparseable outputs are excluded from judging (Wilson CI)."),
+    "nulls": ("Judge nulls", "Replies unparseable after retries: never counted as agreement or disagreement."),
+}
+
+
+def analyze(data: EvaluationData, settings: AnalysisSettings | None = None) -> JudgeBenchReport:
+    """Every table of the study."""
+    settings = settings or AnalysisSettings()
+    frame = with_alignment(data.frame)
+    cells = cell_statistics(frame, settings)
+    agreement, matrices = inter_judge(frame, settings.confidence)
+    binary, binary_rho = binary_collapse_table(frame)
+    bias, self_pref = judge_bias(frame)
+    tables = {
+        "table2": table2(cells),
+        "decision_guide": decision_guide(cells, settings),
+        "contrasts": contrasts(frame, cells, settings),
+        "cells": cells.table,
+        "per_metric": per_metric(frame),
+        "per_dag": per_group(frame, ["judge", "condition", "dag_type"]),
+        "inter_judge": agreement,
+        "binary_collapse": binary,
+        "binary_spearman": binary_rho,
+        "soft_jury": soft_jury_table(frame, settings),
+        "reweighting": reweighting(frame),
+        "self_preference": self_pref,
+        "bias": bias,
+        "generator_accuracy": generator_accuracy(data, frame),
+        "attrition": attrition(data, settings.confidence),
+        "nulls": nulls(data, settings.confidence),
+    }
+    extras = {
+        "confusion_matrices": matrices,
+        "scorer": data.scorer,
+        "evaluations": len(frame),
+        "judges": sorted(frame["judge"].unique().tolist()) if len(frame) else [],
+        "generators": sorted(frame["generator"].unique().tolist()) if len(frame) else [],
+        "conditions": sorted(frame["condition"].unique().tolist()) if len(frame) else [],
+        "bootstrap": {"resamples": settings.n_resamples, "confidence": settings.confidence, "seed": settings.seed},
+    }
+    return JudgeBenchReport(tables=tables, extras=extras, settings=settings)
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "–"
+        return f"{value:.3f}" if abs(value) < 1.5 and value != round(value) else f"{value:.1f}"
+    return str(value).replace("|", "/")
+
+
+def md_table(frame: pd.DataFrame, formats: dict[str, str] | None = None) -> str:
+    """A GitHub markdown table; ``formats`` maps a column to a format spec (e.g. ``.1f``)."""
+    if frame is None or frame.empty:
+        return "_(nothing to show)_\n"
+    formats = formats or {}
+    header = [str(c).replace(":", " ") for c in frame.columns]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for row in frame.itertuples(index=False, name=None):
+        cells = []
+        for column, value in zip(frame.columns, row, strict=True):
+            spec = formats.get(column)
+            if spec and isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value)):
+                cells.append(format(value, spec))
+            else:
+                cells.append(_fmt(value))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _pp(frame: pd.DataFrame) -> dict[str, str]:
+    """One decimal for every float column (percentages and pp)."""
+    return {c: ".1f" for c in frame.columns if frame[c].dtype.kind == "f"}
+
+
+def _guide_view(guide: pd.DataFrame) -> pd.DataFrame:
+    if guide.empty:
+        return guide
+    view = guide[["condition", "difficulty", "best_judge", "alignment", "ci_low", "ci_high", "runner_up", "runner_up_alignment", "verdict"]]
+    return view.rename(columns={"runner_up_alignment": "runner_up_align"})
+
+
+def render_markdown(report: JudgeBenchReport, title: str = "Judge reliability report") -> str:
+    ex = report.extras
+    parts = [
+        f"# {title}\n",
+        f"{ex['evaluations']} parsed verdicts; judges: {', '.join(ex['judges']) or '–'}; "
+        f"generators: {', '.join(ex['generators']) or '–'}; conditions: {', '.join(ex['conditions']) or '–'}; "
+        f"programmatic scorer: {ex['scorer']}; bootstrap: {ex['bootstrap']['resamples']} stratified resamples, "
+        f"seed {ex['bootstrap']['seed']}.\n",
+    ]
+    for name, (heading, note) in SECTIONS.items():
+        table = report.tables.get(name)
+        if table is None:
+            continue
+        if name == "decision_guide":
+            table = _guide_view(table)
+        formats = _pp(table)
+        for column in ("kappa", "spearman_vs_equal", "spearman_standard_vs_binary", "self_bias", "others_min", "others_max", "all", "tool_selection", "parameter_structure", "sequence", "coverage"):
+            if column in table.columns and name in ("inter_judge", "reweighting", "binary_spearman", "self_preference", "bias"):
+                formats[column] = ".3f"
+        parts.append(f"## {heading}\n")
+        if note:
+            parts.append(f"{note}\n")
+        parts.append(md_table(table, formats))
+    return "\n".join(parts)
+
+
+def summary_markdown(report: JudgeBenchReport) -> str:
+    """The short version: Table 2, the decision guide, attrition and nulls in one line each."""
+    t2 = report.tables.get("table2", pd.DataFrame())
+    guide = _guide_view(report.tables.get("decision_guide", pd.DataFrame()))
+    lines = [
+        "Alignment (%) by difficulty, with and without the reference plan; GT lift in pp.\n",
+        md_table(t2, _pp(t2)),
+        "Decision guide (95 % bootstrap CIs, 2,000 stratified resamples):\n",
+        md_table(guide, _pp(guide)),
+    ]
+    att = report.tables.get("attrition", pd.DataFrame())
+    if not att.empty:
+        lost = int((att["empty"] + att["unparseable"]).sum())
+        lines.append(f"Generator attrition: {lost} of {int(att['inputs'].sum())} outputs empty or unparseable (excluded).")
+    nul = report.tables.get("nulls", pd.DataFrame())
+    if not nul.empty:
+        lines.append(
+            f"Judge nulls: {int(nul['null'].sum())} of {int((nul['ok'] + nul['null']).sum())} verdicts unparseable "
+            f"after retries (excluded, never counted as agreement or disagreement)."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _json_ready(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    records = frame.to_dict(orient="records")
+    for row in records:
+        for key, value in row.items():
+            if isinstance(value, float) and math.isnan(value):
+                row[key] = None
+            elif hasattr(value, "item"):
+                row[key] = value.item()
+    return records
+
+
+def write_report(
+    report: JudgeBenchReport, out_dir: str | Path, formats: tuple[str, ...] = FORMATS, title: str = "Judge reliability report"
+) -> list[Path]:
+    """Write ``report.md``, ``tables/<name>.csv`` and ``report.json`` under ``out_dir``."""
+    bad = [f for f in formats if f not in FORMATS]
+    if bad:
+        raise UserError(f"unknown report format(s): {', '.join(bad)}", hint="use md, csv, json")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    if "md" in formats:
+        path = out / "report.md"
+        path.write_text(render_markdown(report, title), "utf-8")
+        written.append(path)
+    if "csv" in formats:
+        (out / "tables").mkdir(exist_ok=True)
+        for name, table in report.tables.items():
+            path = out / "tables" / f"{name}.csv"
+            table.to_csv(path, index=False)
+            written.append(path)
+    if "json" in formats:
+        path = out / "report.json"
+        payload = {
+            "extras": report.extras,
+            "tables": {name: _json_ready(table) for name, table in report.tables.items()},
+        }
+        path.write_text(json.dumps(payload, indent=1, allow_nan=False), "utf-8")
+        written.append(path)
+    return written
