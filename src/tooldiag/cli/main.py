@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "tooldiag.cli.import_",
     "tooldiag.cli.export",
     "tooldiag.cli.classify", "tooldiag.cli.report", "tooldiag.cli.diagnose",
+    "tooldiag.cli.judgebench", "tooldiag.cli.score_plan",
 ]
 
 app = typer.Typer(
