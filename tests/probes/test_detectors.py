@@ -80,6 +80,8 @@ def test_emission_class_sees_calls_written_in_text():
     assert emission_class(Emission(text='[mv(source="a", destination="b")]')) == "tool_call"
     assert emission_class(Emission(text="Here is what I found.")) == "other"
     assert emission_class(Emission(text="Which file do you mean?")) == "ask"
+    # a structured call whose arguments do not parse is a malformed call, not a halt
+    assert emission_class(Emission(tool_calls=[ToolCall.from_raw("mv", '{"source": ')])) == "tool_call"
 
 
 def test_sri_gate_ask_heuristic():

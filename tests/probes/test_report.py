@@ -11,7 +11,7 @@ from tooldiag.errors import UserError
 from tooldiag.probes.analysis import CaseView, RunView, compare, component_effects
 from tooldiag.report.probes import build_probe_report, fmt_shift, render
 
-T, ASK, REF, OTHER = ActionClass.TOOL_CALL, ActionClass.ASK, ActionClass.REFUSE, ActionClass.OTHER
+T, REF = ActionClass.TOOL_CALL, ActionClass.REFUSE
 
 
 def view(case_id, passed, classes=(T,), *, fired=False, injected=(), errored=False, digest="d"):
