@@ -54,6 +54,7 @@ def records_from_rows(rows: Iterable[dict[str, Any]], origin: str) -> list[Judge
     """Validate rows into records, merging per-difficulty rows; errors name the row."""
     merged: dict[str, dict[str, Any]] = {}
     order: list[str] = []
+    per_difficulty: set[str] = set()
     for number, row in enumerate(rows, start=1):
         if not isinstance(row, dict):
             raise UserError(f"{origin}: row {number} is not a JSON object", hint="one record object per line")
@@ -76,12 +77,13 @@ def records_from_rows(rows: Iterable[dict[str, Any]], origin: str) -> list[Judge
             base = merged[key] = {k: v for k, v in row.items() if k != "user_message"}
             base["user_message"] = None
             order.append(key)
+            per_difficulty.add(key)
         field = {"easy": "user_message", "medium": "query_medium", "hard": "query_hard"}[difficulty]
         base[field] = row.get("user_message")
     records = []
     for key in order:
         row = merged[key]
-        if row.get("user_message") is None:
+        if key in per_difficulty and row.get("user_message") is None:
             # per-difficulty input without its easy row: keep the record, easy unavailable
             row["user_message"] = ""
         try:
