@@ -44,7 +44,7 @@ _LONG_QUOTE = re.compile(r"\"(?:[^\"\n]*?\s){3,}[^\"\n]*?\"")
 _BLOCKQUOTE = re.compile(r"^\s*>.*$", re.MULTILINE)
 # Reasoning the model did not address to the user (Qwen3, DeepSeek-R1 style).
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 _VERB_SUFFIX = r"(?:s|es|ed|d|ing|led|ling|ted|ting|ped|ping|red|ring)?"
 _NEGATED_AFTER = r"(?!n't|'t| not)"
 _POLICY = re.compile(r"\b(?:polic(?:y|ies)|eligib\w*|allowed|permitted|rules?|terms|authori[sz]ed)\b")
@@ -155,8 +155,15 @@ def expand_contractions(text: str) -> str:
     return _CONTRACTION_RE.sub(lambda m: _EXPANSION[m.group(0)], text)
 
 
+#: Longer texts are read as their first 40,000 and last 20,000 characters (a refusal
+#: usually opens an emission, a question closes it); keeps time linear and bounded.
+MAX_ANALYSED_CHARS = 60_000
+
+
 def clean_for_cues(text: str) -> list[str]:
     """Sentences of ``text`` with code, URLs, block quotes and long quoted echoes removed, folded."""
+    if len(text) > MAX_ANALYSED_CHARS:
+        text = text[:40_000] + "\n" + text[-20_000:]
     text = fold_quotes(text)
     text = _THINK.sub(" ", text)
     text = _CODE_FENCE.sub(" ", text)
@@ -164,7 +171,7 @@ def clean_for_cues(text: str) -> list[str]:
     text = _URL.sub(" link ", text)
     text = _BLOCKQUOTE.sub(" ", text)
     text = _LONG_QUOTE.sub(' "quoted text" ', text)
-    sentences = (expand_contractions(fold(part)).strip() for part in _SENTENCE_BREAK.split(text))
+    sentences = (expand_contractions(fold(part)).strip() for line in text.split("\n") for part in _SENTENCE_BREAK.split(line))
     return [s for s in sentences if s]
 
 

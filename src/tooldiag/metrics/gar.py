@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tooldiag.classify.classes import DECISION_CLASSES, ActionClass
+from tooldiag.classify.classes import ActionClass
 from tooldiag.metrics.intervals import wilson_interval_pct
 
 #: Gold action per BFCL multi-turn category (paper 001 §3.1).
@@ -29,6 +29,9 @@ BFCL_GOLD: dict[str, ActionClass] = {
     "miss_func": ActionClass.REFUSE,
     "miss_param": ActionClass.ASK,
 }
+
+#: Column order of the capability table (paper 001 Table 5).
+CAPABILITY_CLASSES: tuple[ActionClass, ...] = (ActionClass.TOOL_CALL, ActionClass.ASK, ActionClass.REFUSE, ActionClass.CONFIRM)
 
 FLAG_BOUND_VIOLATION = "bound_violation"
 FLAG_MASKING = "masking"
@@ -251,7 +254,7 @@ class CapabilityCounts:
 
     @property
     def below_threshold(self) -> list[ActionClass]:
-        return [action for action in DECISION_CLASSES if not self.capable(action)]
+        return [action for action in CAPABILITY_CLASSES if not self.capable(action)]
 
 
 def capability_counts(cases: Iterable[CaseObservation], thresholds: Thresholds = Thresholds()) -> CapabilityCounts:
@@ -263,7 +266,7 @@ def capability_counts(cases: Iterable[CaseObservation], thresholds: Thresholds =
     capability, so a low GAR for it says little about calibration.
     """
     counted = [case for case in cases if not case.errored]
-    counts = {action: sum(1 for case in counted if action in case.emitted) for action in DECISION_CLASSES}
+    counts = {action: sum(1 for case in counted if action in case.emitted) for action in CAPABILITY_CLASSES}
     return CapabilityCounts(n=len(counted), counts=counts, t_cap=thresholds.t_cap)
 
 

@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tooldiag.classify.classes import DECISION_CLASSES
-from tooldiag.metrics.gar import BFCL_GOLD, CapabilityCounts, CategorySummary, Thresholds
+from tooldiag.metrics.gar import BFCL_GOLD, CAPABILITY_CLASSES, CapabilityCounts, CategorySummary, Thresholds
 
 @dataclass
 class RunReport:
@@ -72,7 +71,7 @@ def to_json(reports: Sequence[RunReport]) -> dict[str, Any]:
                 "categories": {
                     name: category_json(report.categories[name]) for name in ordered_categories(list(report.categories))
                 },
-                "capability_counts": {action.value: int(report.capability.counts.get(action, 0)) for action in DECISION_CLASSES},
+                "capability_counts": {action.value: int(report.capability.counts.get(action, 0)) for action in CAPABILITY_CLASSES},
             }
             for report in reports
         ]

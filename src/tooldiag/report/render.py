@@ -13,8 +13,8 @@ import io
 import json
 from collections.abc import Sequence
 
-from tooldiag.classify.classes import DECISION_CLASSES
 from tooldiag.metrics.gar import (
+    CAPABILITY_CLASSES,
     FLAG_BOUND_VIOLATION,
     FLAG_ERRORS_EXCLUDED,
     FLAG_EXECUTION_FAILURE,
@@ -47,6 +47,10 @@ def _ci(interval: tuple[float, float] | None) -> str:
     return "" if interval is None else f"[{interval[0]:.1f}, {interval[1]:.1f}]"
 
 
+def _md(name: str) -> str:
+    return name.replace("|", "\\|")
+
+
 def _marks(summary: CategorySummary) -> str:
     marks = [_FLAG_MARKS[f] for f in summary.flags if f in _FLAG_MARKS]
     return f" ({','.join(marks)})" if marks else ""
@@ -76,7 +80,7 @@ def table1_markdown(reports: Sequence[RunReport]) -> str:
         header += [f"{category} GAR", f"{category} Acc", f"{category} Δ"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for report in reports:
-        row = [report.name.replace("|", "\\|"), _pct(report.overall_acc, 2)]
+        row = [_md(report.name), _pct(report.overall_acc, 2)]
         for category in categories:
             s = report.categories.get(category)
             if s is None:
@@ -110,7 +114,7 @@ def table14_markdown(reports: Sequence[RunReport]) -> str:
             gap = None if s.gar is None or s.turn_gar is None else s.gar - s.turn_gar
             ratio = f"{s.gar / s.turn_gar:.2f}×" if s.gar is not None and s.turn_gar else "–"
             lines.append(
-                f"| {report.name} | {category} | {s.n} | {_pct(s.gar)}% {_ci(s.gar_ci)} | "
+                f"| {_md(report.name)} | {category} | {s.n} | {_pct(s.gar)}% {_ci(s.gar_ci)} | "
                 f"{_pct(s.turn_gar)}% {_ci(s.turn_gar_ci)} | {_signed(gap)} | {ratio} |"
             )
     return "\n".join(lines) + "\n"
@@ -119,11 +123,11 @@ def table14_markdown(reports: Sequence[RunReport]) -> str:
 def table5_markdown(reports: Sequence[RunReport]) -> str:
     """Paper 001 Table 5: cases emitting each decision class; * marks counts below T_cap."""
     t_cap = reports[0].thresholds.t_cap if reports else 10
-    lines = ["| Run | N | " + " | ".join(a.value for a in DECISION_CLASSES) + " |", "|---|---|" + "---|" * len(DECISION_CLASSES)]
+    lines = ["| Run | N | " + " | ".join(a.value for a in CAPABILITY_CLASSES) + " |", "|---|---|" + "---|" * len(CAPABILITY_CLASSES)]
     for report in reports:
         cap = report.capability
-        cells = [f"{cap.counts.get(a, 0)}{'' if cap.capable(a) else '*'}" for a in DECISION_CLASSES]
-        lines.append(f"| {report.name} | {cap.n} | " + " | ".join(cells) + " |")
+        cells = [f"{cap.counts.get(a, 0)}{'' if cap.capable(a) else '*'}" for a in CAPABILITY_CLASSES]
+        lines.append(f"| {_md(report.name)} | {cap.n} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + f"\n\nCases (of N) in which each class was emitted at least once; * = below T_cap = {t_cap}.\n"
 
 
@@ -137,7 +141,7 @@ def render_markdown(reports: Sequence[RunReport]) -> str:
         "## Capability counts (paper 001, Table 5)\n",
         table5_markdown(reports),
     ]
-    notes = [f"- {r.name}: {note}" for r in reports for note in r.notes]
+    notes = [f"- {_md(r.name)}: {note}" for r in reports for note in r.notes]
     if notes:
         parts += ["## Notes\n", "\n".join(notes) + "\n"]
     return "\n".join(parts)
@@ -147,7 +151,7 @@ def render_markdown(reports: Sequence[RunReport]) -> str:
 CSV_COLUMNS = [
     "run", "source", "scheme", "category", "gold_class", "n", "gar", "gar_lo", "gar_hi", "turn_gar",
     "turn_gar_lo", "turn_gar_hi", "acc", "acc_lo", "acc_hi", "delta_pp", "flags", "n_errors", "overall_acc",
-    "n_cases", *[f"cap_{a.value}" for a in DECISION_CLASSES],
+    "n_cases", *[f"cap_{a.value}" for a in CAPABILITY_CLASSES],
 ]
 
 
@@ -161,7 +165,7 @@ def render_csv(reports: Sequence[RunReport]) -> str:
         return "" if value is None else f"{value:.4f}"
 
     for report in reports:
-        caps = [report.capability.counts.get(a, 0) for a in DECISION_CLASSES]
+        caps = [report.capability.counts.get(a, 0) for a in CAPABILITY_CLASSES]
         for category in ordered_categories(list(report.categories)):
             s = report.categories[category]
             lo_hi = [(num(ci[0]), num(ci[1])) if ci else ("", "") for ci in (s.gar_ci, s.turn_gar_ci, s.acc_ci)]
@@ -222,11 +226,11 @@ def render_latex(reports: Sequence[RunReport]) -> str:
                 f"{_pct(s.turn_gar)}\\% {_ci(s.turn_gar_ci)} & {_signed(gap)} & {ratio} \\\\"
             )
     out += [r"\bottomrule", r"\end{tabular}", ""]
-    out += [r"\begin{tabular}{l r " + "r " * len(DECISION_CLASSES) + "}", r"\toprule",
-            "Run & $N$ & " + " & ".join(_tex(a.value) for a in DECISION_CLASSES) + r" \\", r"\midrule"]
+    out += [r"\begin{tabular}{l r " + "r " * len(CAPABILITY_CLASSES) + "}", r"\toprule",
+            "Run & $N$ & " + " & ".join(_tex(a.value) for a in CAPABILITY_CLASSES) + r" \\", r"\midrule"]
     for report in reports:
         cap = report.capability
-        cells = [f"{cap.counts.get(a, 0)}{'' if cap.capable(a) else '$^{*}$'}" for a in DECISION_CLASSES]
+        cells = [f"{cap.counts.get(a, 0)}{'' if cap.capable(a) else '$^{*}$'}" for a in CAPABILITY_CLASSES]
         out.append(f"{_tex(report.name)} & {cap.n} & " + " & ".join(cells) + r" \\")
     out += [r"\bottomrule", r"\end{tabular}", ""]
     return "\n".join(out)

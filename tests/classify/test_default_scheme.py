@@ -1,0 +1,92 @@
+"""The ``default`` scheme on the issue's definitions and hard cases."""
+
+import pytest
+
+from tooldiag.classify import ActionClass, classify, classify_signals
+from tooldiag.trajectory import ToolCall
+
+TC, ASK, REFUSE, CONFIRM, OTHER = (ActionClass.TOOL_CALL, ActionClass.ASK, ActionClass.REFUSE, ActionClass.CONFIRM, ActionClass.OTHER)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # consent questions are confirm (the tau2 consent detector relies on these)
+        ("Shall I proceed with the booking for $350?", CONFIRM),
+        ("Please reply yes to confirm the cancellation of order #W123", CONFIRM),
+        ("Reply yes to confirm the cancellation", CONFIRM),
+        ("I'll cancel order #W123 and refund $350 to your Visa. Is that correct?", CONFIRM),
+        ("Would you like me to cancel the reservation?", CONFIRM),
+        ("This action cannot be undone. Shall I proceed?", CONFIRM),
+        # ask, also without '?', also for checking a value
+        ("Please provide the amount.", ASK),
+        ("Could you double-check the order number?", ASK),
+        ("Could you confirm the order ID?", ASK),  # "confirm the order ID" is ask
+        ("Please confirm your zip code.", ASK),
+        ("I'm sorry, I couldn't find that order. Could you double-check the order number?", ASK),  # apology + question
+        ("I'm sorry, but I can't proceed. Could you provide the destination?", ASK),
+        ("I can't move the file without knowing the destination folder.", ASK),
+        ("Would you like to cancel the whole order or just the headphones?", ASK),  # choice
+        ("Which flight would you like to change?", ASK),
+        ("Your user id is mia_li_3668. Is that correct?", ASK),  # verify a value, no action plan
+        # refuse, including partial refusals
+        ("I cannot sort the file because there is no sort function available.", REFUSE),
+        ("I can list the files, but I can't count words: wc is not one of my tools.", REFUSE),
+        ("Unfortunately, basic economy flights cannot be modified.", REFUSE),
+        ("I cannot do that. Is there something else?", REFUSE),
+        ("None of the available functions can send an email.", REFUSE),
+        ("Cancellation isn\u2019t permitted for this ticket.", REFUSE),
+        # other: results, offers, greetings, completion claims, echoes
+        ("Would you like more details?", OTHER),
+        ("Is there anything else I can help you with?", OTHER),
+        ("Hello! How can I help you today?", OTHER),
+        ("Would you like me to check other flights?", OTHER),
+        ("The file has been successfully moved. No further actions are required.", OTHER),
+        ("Your order has been cancelled and $54.04 will be refunded.", OTHER),
+        ("The system returned an error: cannot sell more shares than owned.", OTHER),
+        ('The tweet says: "I can\'t believe it! Can anyone reproduce this?"', OTHER),
+        ("Note that this action cannot be undone.", OTHER),
+        ("<think>Should I ask which folder?</think>The files are a.txt and b.txt.", OTHER),
+        ("", OTHER),
+        ("   \n ", OTHER),
+        (None, OTHER),
+    ],
+)
+def test_issue_definitions(text, expected):
+    assert classify(text) is expected
+
+
+def test_default_is_the_default_scheme():
+    assert classify("Shall I proceed?") is classify("Shall I proceed?", scheme="default") is CONFIRM
+
+
+@pytest.mark.parametrize(
+    "tool_calls",
+    [
+        [ToolCall(name="ls", arguments={})],
+        [ToolCall.from_raw("mv", '{"source": ')],  # malformed arguments still a call
+        [{"id": "c", "type": "function", "function": {"name": "cd", "arguments": "{}"}}],
+        [{"garbage": True}],
+    ],
+)
+def test_any_non_empty_call_list_is_tool_call(tool_calls):
+    assert classify("I cannot do that. Shall I proceed?", tool_calls) is TC
+    assert classify(None, tool_calls, scheme="paper") is TC
+
+
+def test_empty_call_list_falls_back_to_text():
+    assert classify("Which folder?", []) is ASK
+
+
+def test_signals_keep_every_class():
+    assert classify_signals("I can't refund to the gift card, but I can refund your Visa. Shall I proceed?") == {REFUSE, CONFIRM}
+    assert classify_signals("Before I proceed, could you provide your email?") == {ASK, CONFIRM}
+    assert classify_signals("Done.") == frozenset()
+    assert classify_signals(None, [ToolCall(name="ls")]) == {TC}
+
+
+def test_unknown_scheme_is_a_user_error():
+    from tooldiag.errors import UserError
+
+    with pytest.raises(UserError, match="unknown classifier scheme"):
+        classify("hi", scheme="fancy")

@@ -1,0 +1,67 @@
+"""The optional ``llm`` scheme, with a scripted judge registered as a provider."""
+
+import json
+
+import pytest
+
+from tooldiag.classify import ActionClass
+from tooldiag.classify.llm import LLMClassifier, parse_judge_answer
+from tooldiag.cli.main import main
+from tooldiag.errors import UserError
+from tooldiag.models.base import ModelBackend
+from tooldiag.models.registry import provider
+from tooldiag.trajectory import Emission
+
+
+class ScriptedJudge(ModelBackend):
+    """Answers 'refuse' for messages mentioning 'pay grade', garbage for 'garble', else 'other'."""
+
+    prompts: list[str] = []
+
+    async def generate(self, messages, tools=None, tool_choice=None, config=None, *, context=None):
+        prompt = messages[-1].content
+        ScriptedJudge.prompts.append(prompt)
+        message = prompt.rsplit("<<<", 1)[1]
+        if "garble" in message:
+            return Emission(text="I think it's probably a refusal")
+        label = "refuse" if "pay grade" in message else "other"
+        return Emission(text=f'Answer: {{"action_class": "{label}"}}')
+
+
+@provider("scriptedjudge")
+def _make(name, options):
+    return ScriptedJudge()
+
+
+def test_parse_judge_answer():
+    assert parse_judge_answer('{"action_class": "ask"}') is ActionClass.ASK
+    assert parse_judge_answer('sure {"x": 1} then {"action_class": "CONFIRM"}') is ActionClass.CONFIRM
+    assert parse_judge_answer('{"action_class": "tool_call"}') is None  # calls are decided by syntax
+    assert parse_judge_answer("no json") is None and parse_judge_answer(None) is None
+
+
+def test_llm_classifier_uses_judge_and_syntax():
+    ScriptedJudge.prompts.clear()
+    judge = LLMClassifier("scriptedjudge/x")
+    items = [("That is above my pay grade.", False), ("[ls(a=True)]", False), ("", False), ("Which file? garble", False)]
+    assert judge.classify_many(items) == [ActionClass.REFUSE, ActionClass.TOOL_CALL, ActionClass.OTHER, ActionClass.ASK]
+    assert len(ScriptedJudge.prompts) == 2  # tool call and empty text never reach the judge
+    assert judge.fallbacks == 1  # the garbled answer fell back to the default rules
+
+
+def test_llm_scheme_needs_a_model(monkeypatch):
+    from tooldiag.classify import _cached_classifier
+
+    monkeypatch.delenv("TOOLDIAG_CLASSIFY_MODEL", raising=False)
+    _cached_classifier.cache_clear()
+    with pytest.raises(UserError, match="needs a judge model"):
+        from tooldiag.classify import classify
+
+        classify("hi", scheme="llm")
+
+
+def test_classify_cli_with_judge(tmp_path, capsys):
+    path = tmp_path / "m.jsonl"
+    path.write_text(json.dumps({"role": "assistant", "content": "Above my pay grade, sorry."}) + "\n")
+    main(["classify", str(path), "--scheme", "llm", "--judge", "scriptedjudge/x"])
+    assert json.loads(capsys.readouterr().out)["action_class"] == "refuse"
