@@ -14,8 +14,10 @@ action-class diagnostic has to classify malformed calls too.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import ssl
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,6 +27,7 @@ import httpx
 from tooldiag.models.base import ModelBackend, ModelOptions, TaskContext, ToolChoice
 from tooldiag.models.cache import with_cache
 from tooldiag.models.endpoints import (
+    ClientPool,
     PerLoop,
     check_base_url,
     check_concurrency,
@@ -172,6 +175,12 @@ def server_message(response: httpx.Response) -> str:
     return text[:500] + ("..." if len(text) > 500 else "")
 
 
+@functools.lru_cache(maxsize=1)
+def _ssl_context() -> ssl.SSLContext:
+    """One TLS context for every client: building one costs about 30 ms of CPU."""
+    return httpx.create_ssl_context()
+
+
 class OpenAICompatBackend(ModelBackend):
     """A chat model behind an OpenAI-compatible ``/chat/completions`` endpoint."""
 
@@ -190,16 +199,16 @@ class OpenAICompatBackend(ModelBackend):
         self.policy = policy_from_options(options.max_retries, options.extra)
         self._url = f"{self.base_url}/chat/completions"
         self._describe = f"openai/{model} at {self.base_url}"
-        self._clients: PerLoop[httpx.AsyncClient] = PerLoop(self._new_client)
+        self._pools: PerLoop[ClientPool[httpx.AsyncClient]] = PerLoop(lambda: ClientPool(self._new_client))
 
     def _new_client(self) -> httpx.AsyncClient:
         headers = {"Content-Type": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
         # Proxy variables apply to remote endpoints only: a local server is reached directly.
         local = urlsplit(self.base_url).hostname in ("127.0.0.1", "localhost", "::1")
-        return httpx.AsyncClient(headers=headers, limits=limits, trust_env=not local)
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        return httpx.AsyncClient(headers=headers, limits=limits, trust_env=not local, verify=_ssl_context())
 
     def __repr__(self) -> str:
         return f"OpenAICompatBackend(model={self.model!r}, base_url={self.base_url!r})"
@@ -225,8 +234,9 @@ class OpenAICompatBackend(ModelBackend):
         )
 
     async def _attempt(self, body: bytes, timeout_s: float) -> Emission:
-        client = self._clients.get()
+        pool = self._pools.get()
         async with endpoint_semaphore(self.provider_name, self.base_url, self.concurrency):
+            client = pool.acquire()
             started = time.perf_counter()
             try:
                 response = await client.post(self._url, content=body, timeout=timeout_s)
@@ -240,6 +250,8 @@ class OpenAICompatBackend(ModelBackend):
                 raise AttemptFailure("connection", f"cannot connect: {exc}", unreachable=True) from None
             except httpx.TransportError as exc:
                 raise AttemptFailure("connection", f"connection failed: {type(exc).__name__}: {exc}") from None
+            finally:
+                pool.release(client)
             latency = time.perf_counter() - started
         if response.status_code >= 400:
             message = server_message(response)
@@ -257,8 +269,8 @@ class OpenAICompatBackend(ModelBackend):
         return emission
 
     async def aclose(self) -> None:
-        client = self._clients.pop_current()
-        if client is not None:
+        pool = self._pools.pop_current()
+        for client in pool.clients if pool is not None else ():
             await client.aclose()
 
 
