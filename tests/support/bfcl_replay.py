@@ -20,7 +20,8 @@ import argparse
 import asyncio
 import json
 
-from tests.support.fake_openai import Reply, ReplayTable, request_key
+from tests.support.fake_openai import Reply
+from tests.support.replay import ReplayTable, request_key
 from tooldiag.models import resolve_model
 from tooldiag.models.base import ModelBackend, TaskContext, ToolChoice
 from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolSpec
