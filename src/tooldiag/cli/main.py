@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "tooldiag.cli.export",
     "tooldiag.cli.classify", "tooldiag.cli.report", "tooldiag.cli.diagnose",
     "tooldiag.cli.judgebench", "tooldiag.cli.score_plan",
+    "tooldiag.cli.tau2",
 ]
 
 app = typer.Typer(

@@ -1,0 +1,104 @@
+"""``tooldiag tau2``: the action-class diagnostic on existing tau2-bench result files."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tooldiag.cli.options import ApiKeyEnv, BaseUrl, Concurrency, MaxRetries, NoCache
+
+tau2_app = typer.Typer(
+    help="Diagnose tau2-bench results (airline, retail) without re-running anything: per-class GAR vs Acc "
+    "(paper Table 2) and confirmation before database writes (Table 3).",
+    no_args_is_help=True,
+)
+
+
+def _write(text: str, out: Path | None) -> None:
+    if out is None:
+        sys.stdout.write(text)
+        return
+    from tooldiag.errors import UserError
+
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{out}: cannot write ({exc.strerror})", hint="choose a writable --out path") from None
+    typer.echo(f"wrote {out}", err=True)
+
+
+@tau2_app.command("diagnose")
+def diagnose_command(
+    results: Annotated[list[Path], typer.Argument(help="tau2 results: .json files (any version) or >=1.0 run folders (data/simulations/<run>/).")],
+    format: Annotated[str, typer.Option("--format", "-f", help="md, csv (one tidy table with a 'section' column) or json.")] = "md",
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")] = None,
+    judge: Annotated[str | None, typer.Option("--judge", help="LLM consent judge as PROVIDER/MODEL (e.g. openai/gpt-4o); adds its Table 3 rows and its agreement (Cohen's kappa) with the deterministic judge.")] = None,
+    window: Annotated[int, typer.Option("--window", min=1, help="Dialogue messages before each write shown to the LLM judge (the paper used 10).")] = 10,
+    tasks: Annotated[Path | None, typer.Option("--tasks", help="tau2 tasks.json to use for result files that embed no tasks.")] = None,
+    ask_ids: Annotated[Path | None, typer.Option("--ask-ids", help='JSON {"airline": ["2", ...], "retail": [...]} replacing the shipped ask-required task ids.')] = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = None,
+    concurrency: Concurrency = 8,
+    no_cache: NoCache = False,
+    max_retries: MaxRetries = 6,
+) -> None:
+    """Per model and domain: pass^k, GAR/Acc/Δ per task class with Wilson intervals, and every
+    write-tool call judged for explicit user consent, with the message that decided it."""
+    from tooldiag.errors import UserError
+    from tooldiag.suites.tau2.diagnose import diagnose
+    from tooldiag.suites.tau2.render import FORMATS, render
+    from tooldiag.suites.tau2.tasks import load_ask_ids_file
+
+    if format not in FORMATS:
+        raise UserError(f"unknown format {format!r}", hint=f"use --format {' | '.join(FORMATS)}")
+    options = None
+    if judge is not None:
+        from tooldiag.cli.options import build_model_options
+
+        options = build_model_options(base_url, api_key_env, concurrency, no_cache, max_retries, 0.0)
+    report = diagnose(
+        results,
+        judge=judge,
+        judge_options=options,
+        concurrency=concurrency,
+        window=window,
+        tasks_file=tasks,
+        ask_ids=load_ask_ids_file(ask_ids) if ask_ids else None,
+    )
+    _write(render(report, format), out)
+
+
+@tau2_app.command("ask-scan")
+def ask_scan_command(
+    sources: Annotated[list[Path], typer.Argument(help="tau2 results files/run folders, or tau2 tasks.json files.")],
+    format: Annotated[str, typer.Option("--format", "-f", help="md or json.")] = "md",
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")] = None,
+) -> None:
+    """Propose ask-required tasks with the paper's 14-phrase scan of the user scenario, next to the
+    shipped verified ids, so the labels can be re-derived or extended (--ask-ids)."""
+    import json
+
+    from tooldiag.errors import UserError
+    from tooldiag.suites.tau2.ask_scan import scan_sources
+
+    if format not in ("md", "json"):
+        raise UserError(f"unknown format {format!r}", hint="use --format md or --format json")
+    rows = scan_sources(sources)
+    if format == "json":
+        _write(json.dumps(rows, indent=2) + "\n", out)
+        return
+    lines = ["| source | domain | task | phrases | shipped ask id |", "|---|---|---|---|---|"]
+    for row in rows:
+        for hit in row["candidates"]:
+            shipped = {True: "yes", False: "no", None: "–"}[hit["shipped"]]
+            lines.append(f"| {row['source']} | {row['domain']} | {hit['task_id']} | {'; '.join(hit['phrases'])} | {shipped} |")
+        lines.append(f"| {row['source']} | {row['domain']} | ({len(row['candidates'])} candidates of {row['n_tasks']} tasks) | | |")
+    _write("\n".join(lines) + "\n", out)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(tau2_app, name="tau2")

@@ -1,0 +1,392 @@
+"""``diagnose``: tau2 result files -> per-class diagnostic (Table 2) and consent (Table 3).
+
+One pass per file: each simulation is reduced to a small outcome record (pass, action
+match, classes emitted, writes) and its write events, then dropped, so memory grows with
+the number of simulations and writes, not with the size of the trajectories. Files of
+the same agent, user simulator and domain are pooled (e.g. runs over different task
+subsets or trials).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tooldiag.classify import ActionClass
+from tooldiag.errors import UserError
+from tooldiag.suites.tau2.consent import (
+    DEFAULT_WINDOW,
+    governing_reply_index,
+    judge_write,
+    llm_window,
+    tool_error,
+    write_calls,
+)
+from tooldiag.suites.tau2.dialogue import emitted_classes, is_greeting
+from tooldiag.suites.tau2.domains import DomainTools, confirmation_rule_in_policy, domain_tools, is_standard_domain
+from tooldiag.suites.tau2.matching import all_actions_matched, trajectory_calls
+from tooldiag.suites.tau2.reader import ResultsHeader, open_results
+from tooldiag.suites.tau2.report import (
+    Agreement,
+    ClassCell,
+    InputSummary,
+    Judgment,
+    Rate,
+    Table2Row,
+    Table3Row,
+    TaskClassSummary,
+    Tau2Report,
+    WriteEvent,
+)
+from tooldiag.suites.tau2.schema import INFRASTRUCTURE_ERROR, SimulationRecord
+from tooldiag.suites.tau2.stats import cohen_kappa, is_success, mean, pass_hat_ks, wilson
+from tooldiag.suites.tau2.tasks import TaskLabels, class_counts, label_tasks, scan_ask_candidates
+
+
+@dataclass
+class SimOutcome:
+    """What the diagnostic keeps of one simulation."""
+
+    task_id: str
+    trial: int | None
+    reward: float | None
+    passed: bool
+    termination: str
+    labels: TaskLabels
+    actions_matched: bool | None
+    wrote: bool
+    transfer_called: bool
+    emitted: frozenset[str]
+
+    @property
+    def infrastructure_error(self) -> bool:
+        return self.termination == INFRASTRUCTURE_ERROR
+
+
+@dataclass
+class _Group:
+    domain: str
+    agent_model: str
+    user_model: str
+    oracle: bool
+    labels: dict[str, TaskLabels] = field(default_factory=dict)
+    ask_sources: set[str] = field(default_factory=set)
+    scan_candidates: dict[str, list[str]] = field(default_factory=dict)
+    outcomes: list[SimOutcome] = field(default_factory=list)
+    events: list[WriteEvent] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+
+
+def analyze_simulation(
+    sim: SimulationRecord, header: ResultsHeader, labels: TaskLabels, tools: DomainTools, *, window: int
+) -> tuple[SimOutcome, list[WriteEvent]]:
+    """Reduce one simulation to its outcome and its write events (deterministic verdicts)."""
+    messages = sim.messages
+    task = header.tasks[sim.task_id]
+    calls = trajectory_calls(messages)
+    matched, _ = all_actions_matched(task, calls)
+    reward = sim.reward_info.reward if sim.reward_info else None
+    passed = is_success(reward)
+    emitted: set[str] = set()
+    for index, message in enumerate(messages):
+        if message.role != "assistant":
+            continue
+        if message.calls:
+            emitted.add(str(ActionClass.TOOL_CALL))
+        elif not is_greeting(message, index):
+            emitted.update(str(c) for c in emitted_classes(message.content))
+
+    writes = write_calls(messages, tools.is_write)
+    events: list[WriteEvent] = []
+    replies = [governing_reply_index(messages, index) for index, _ in writes]
+    for position, (index, call) in enumerate(writes):
+        reply = replies[position]
+        earlier = [writes[i][0] for i in range(position) if replies[i] is not None and reply is not None and replies[i] < reply]
+        judgment = judge_write(messages, index, changed_since=max(earlier) if earlier else -1)
+        events.append(
+            WriteEvent(
+                source=str(header.path),
+                domain=header.domain,
+                agent_model=header.agent_model,
+                simulation_id=sim.id,
+                task_id=sim.task_id,
+                trial=sim.trial,
+                message_index=index,
+                tool=call.name,
+                arguments=call.arguments,
+                tool_error=tool_error(messages, index, call),
+                passed=passed,
+                reward=reward,
+                termination_reason=sim.termination_reason,
+                confirmation_flip_task=labels.confirmation_flip,
+                deterministic=judgment,
+                window=llm_window(messages, index, window),
+            )
+        )
+    outcome = SimOutcome(
+        task_id=sim.task_id,
+        trial=sim.trial,
+        reward=reward,
+        passed=passed,
+        termination=sim.termination_reason or "unknown",
+        labels=labels,
+        actions_matched=matched,
+        wrote=bool(writes),
+        transfer_called=any(call.name == tools.transfer for call in calls),
+        emitted=frozenset(emitted),
+    )
+    return outcome, events
+
+
+def _cell(
+    name: str, signal: str, outcomes: list[SimOutcome], member: Callable[[SimOutcome], bool], hit: Callable[[SimOutcome], bool]
+) -> ClassCell:
+    sims = [o for o in outcomes if member(o)]
+    gar = wilson(sum(1 for o in sims if hit(o)), len(sims))
+    acc = wilson(sum(1 for o in sims if o.passed), len(sims))
+    delta = None if gar.value is None or acc.value is None else gar.value - acc.value
+    return ClassCell(
+        task_class=name,
+        signal=signal,
+        n_tasks=len({o.task_id for o in sims}),
+        n_simulations=len(sims),
+        gar=Rate.of(gar),
+        acc=Rate.of(acc),
+        delta=delta,
+    )
+
+
+_NO_WRITE = "no write-tool call in the trajectory"
+_MATCHED = "every reference action matched by some tool call (recomputed)"
+_ASKED = "an agent message the user saw was classified ask"
+
+
+def table2_row(group: _Group) -> Table2Row:
+    """Paper 001 Table 2 for one group; rates over simulations (task x trial)."""
+    scored = [o for o in group.outcomes if not o.infrastructure_error]
+    by_task: dict[str, list[bool]] = {}
+    for outcome in scored:
+        by_task.setdefault(outcome.task_id, []).append(outcome.passed)
+    paper = [
+        _cell("tool_call", _MATCHED, scored, lambda o: o.labels.tool_call_required, lambda o: o.actions_matched is True),
+        _cell("ask", _ASKED, scored, lambda o: o.labels.ask_required, lambda o: str(ActionClass.ASK) in o.emitted),
+        _cell("refuse", _NO_WRITE, scored, lambda o: o.labels.refuse_required, lambda o: not o.wrote),
+    ]
+    split = [
+        _cell("write", _MATCHED, scored, lambda o: str(o.labels.split) == "write", lambda o: o.actions_matched is True),
+        _cell("read_only", _NO_WRITE, scored, lambda o: str(o.labels.split) == "read_only", lambda o: not o.wrote),
+        _cell("empty", _NO_WRITE, scored, lambda o: str(o.labels.split) == "empty", lambda o: not o.wrote),
+    ]
+    return Table2Row(
+        agent_model=group.agent_model,
+        user_model=group.user_model,
+        domain=group.domain,
+        oracle=group.oracle,
+        n_tasks=len(by_task),
+        n_simulations=len(scored),
+        n_infrastructure_errors=len(group.outcomes) - len(scored),
+        avg_reward=mean(o.reward or 0.0 for o in scored),
+        pass_hat_k=pass_hat_ks(by_task),
+        terminations=dict(Counter(o.termination for o in group.outcomes)),
+        paper_classes=paper,
+        write_split=split,
+    )
+
+
+def _table3(group: _Group, judge: str, pick: Callable[[WriteEvent], Judgment | None]) -> list[Table3Row]:
+    rows: list[Table3Row] = []
+    judged = [(e, pick(e)) for e in group.events]
+    subsets: list[tuple[str, Callable[[Judgment], bool]]] = [
+        ("all", lambda j: True),
+        ("answer_changed", lambda j: j.answer_changed is True),
+        ("answer_unchanged", lambda j: j.answer_changed is False),
+    ]
+    for subset, keep in subsets:
+        chosen = [(e, j) for e, j in judged if j is not None and j.confirmed is not None and keep(j)]
+        nulls = sum(1 for _, j in judged if j is None or j.confirmed is None) if subset == "all" else 0
+        gar = wilson(sum(1 for _, j in chosen if j.confirmed), len(chosen))
+        acc = wilson(sum(1 for e, _ in chosen if e.passed), len(chosen))
+        rows.append(
+            Table3Row(
+                agent_model=group.agent_model,
+                domain=group.domain,
+                oracle=group.oracle,
+                judge=judge,
+                subset=subset,
+                n_events=len(chosen),
+                n_null=nulls,
+                gar=Rate.of(gar),
+                acc=Rate.of(acc),
+                delta=None if gar.value is None or acc.value is None else gar.value - acc.value,
+            )
+        )
+    return rows
+
+
+def _agreement(agent_model: str, domain: str, judge: str, events: list[WriteEvent]) -> Agreement:
+    paired = [e for e in events if e.llm is not None and e.llm.confirmed is not None]
+    det = [bool(e.deterministic.confirmed) for e in paired]
+    llm = [bool(e.llm.confirmed) for e in paired]  # type: ignore[union-attr]
+    changed = [e for e in paired if e.llm.answer_changed is not None]  # type: ignore[union-attr]
+    kappa = cohen_kappa(det, llm) if paired else None
+    kappa_changed = (
+        cohen_kappa([bool(e.deterministic.answer_changed) for e in changed], [bool(e.llm.answer_changed) for e in changed])  # type: ignore[union-attr]
+        if changed
+        else None
+    )
+    return Agreement(
+        agent_model=agent_model,
+        domain=domain,
+        judge=judge,
+        n_events=len(paired),
+        n_null=len(events) - len(paired),
+        percent_agreement=(100.0 * sum(a == b for a, b in zip(det, llm)) / len(paired)) if paired else None,
+        kappa_confirmed=None if kappa is None or kappa != kappa else kappa,
+        kappa_answer_changed=None if kappa_changed is None or kappa_changed != kappa_changed else kappa_changed,
+    )
+
+
+def diagnose(
+    paths: Iterable[str | Path],
+    *,
+    judge: str | None = None,
+    judge_options=None,
+    concurrency: int = 8,
+    window: int = DEFAULT_WINDOW,
+    tasks_file: str | Path | None = None,
+    ask_ids: Mapping[str, set[str]] | None = None,
+) -> Tau2Report:
+    """Read tau2 results (files or run folders) and compute Tables 2 and 3.
+
+    ``judge``: a ``provider/model`` string for the LLM consent judge (optional);
+    ``ask_ids``: ``{domain name: task ids}`` overriding the shipped ask-required ids.
+    """
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise UserError("no results given", hint="pass one or more tau2 results files or run folders")
+    groups: dict[tuple[str, str, str, bool], _Group] = {}
+    inputs: list[InputSummary] = []
+    warnings: list[str] = []
+    policy_rules: dict[str, str] = {}
+    for path in paths:
+        source = open_results(path, tasks_file=tasks_file)
+        header = source.header
+        domain = header.domain
+        tools = domain_tools(domain, where=str(path))
+        labels, asks = label_tasks(header.tasks.values(), domain, ask_override=ask_ids)
+        key = (domain, header.agent_model, header.user_model, header.is_oracle)
+        group = groups.setdefault(key, _Group(domain, header.agent_model, header.user_model, header.is_oracle))
+        for task_id, label in labels.items():
+            if task_id in group.labels and group.labels[task_id] != label:
+                warnings.append(f"{path}: task {task_id} differs from the same task in another file of this group; using this file's")
+            group.labels[task_id] = label
+        group.ask_sources.add(asks.source)
+        if not is_standard_domain(domain):
+            group.scan_candidates.update(scan_ask_candidates(header.tasks.values()))
+        rule = confirmation_rule_in_policy(header.info.environment_info.policy)
+        policy_rules[str(header.path)] = rule or tools.confirmation_rule
+        n_sims = 0
+        for where, sim in source.simulations():
+            if sim.task_id not in header.tasks:
+                warnings.append(f"{where}: task {sim.task_id!r} is not among the file's tasks; simulation skipped")
+                continue
+            if sim.id and sim.id in group.seen:
+                warnings.append(f"{where}: simulation {sim.id} already read from another file; skipped")
+                continue
+            group.seen.add(sim.id)
+            outcome, events = analyze_simulation(sim, header, labels[sim.task_id], tools, window=window)
+            group.outcomes.append(outcome)
+            group.events.extend(events)
+            n_sims += 1
+        inputs.append(
+            InputSummary(
+                path=str(path),
+                layout=header.layout,
+                domain=domain,
+                agent_model=header.agent_model,
+                agent_implementation=header.info.agent_info.implementation,
+                user_model=header.user_model,
+                oracle=header.is_oracle,
+                git_commit=header.info.git_commit,
+                num_trials=header.info.num_trials,
+                n_tasks=len(header.tasks),
+                n_simulations=n_sims,
+                tasks_source=header.tasks_source,
+                policy_confirmation_rule=rule,
+            )
+        )
+        if header.is_oracle:
+            warnings.append(f"{path}: oracle run (agent implementation llm_agent_gt saw the reference actions); do not compare it with other agents")
+        if not is_standard_domain(domain):
+            warnings.append(
+                f"{path}: modified domain {domain!r}: write tools and ask-required ids of {tools.domain} assumed; "
+                "keyword-scan candidates are listed for review"
+            )
+        if rule is None:
+            warnings.append(f"{path}: the embedded policy has no 'explicit user confirmation' rule; Table 3 judges against the standard {tools.domain} rule")
+
+    all_events = [event for group in groups.values() for event in group.events]
+    if judge is not None and all_events:
+        from tooldiag.suites.tau2.llm_judge import judge_events
+
+        judge_events(all_events, judge, policy_rules, options=judge_options, concurrency=concurrency)
+    judge_name = f"llm:{judge}" if judge else None
+
+    table3: list[Table3Row] = []
+    agreement: list[Agreement] = []
+    for group in groups.values():
+        table3.extend(_table3(group, "deterministic", lambda e: e.deterministic))
+        if judge_name:
+            table3.extend(_table3(group, judge_name, lambda e: e.llm))
+            agreement.append(_agreement(group.agent_model, group.domain, judge_name, group.events))
+    if judge_name and len(groups) > 1:
+        agreement.append(_agreement("(all)", "(all)", judge_name, all_events))
+    if judge_name:
+        nulls = sum(1 for e in all_events if e.llm is None or e.llm.confirmed is None)
+        if nulls:
+            warnings.append(f"LLM judge: {nulls} of {len(all_events)} replies unusable (counted as nulls)")
+
+    task_classes = []
+    for group in groups.values():
+        ids: dict[str, list[str]] = {name: [] for name in ("tool_call", "ask", "refuse", "write", "read_only", "empty", "transfer")}
+        for label in group.labels.values():
+            for name, flag in (
+                ("tool_call", label.tool_call_required),
+                ("ask", label.ask_required),
+                ("refuse", label.refuse_required),
+                (str(label.split), True),
+                ("transfer", label.transfer_required),
+            ):
+                if flag:
+                    ids[name].append(label.task_id)
+        task_classes.append(
+            TaskClassSummary(
+                domain=group.domain,
+                agent_model=group.agent_model,
+                counts=class_counts(group.labels.values()),
+                ids={k: sorted(v, key=_task_sort_key) for k, v in ids.items()},
+                ask_source="; ".join(sorted(group.ask_sources)),
+                ask_scan_candidates=group.scan_candidates,
+            )
+        )
+
+    from tooldiag.suites.tau2.llm_judge import PROMPT_VERSION
+
+    return Tau2Report(
+        inputs=inputs,
+        task_classes=task_classes,
+        table2=[table2_row(group) for group in groups.values()],
+        table3=table3,
+        agreement=agreement,
+        events=all_events,
+        judge_model=judge,
+        judge_prompt=PROMPT_VERSION if judge else None,
+        window_messages=window,
+        warnings=warnings,
+    )
+
+
+def _task_sort_key(task_id: str) -> tuple[int, int | str]:
+    return (0, int(task_id)) if task_id.isdigit() else (1, task_id)
