@@ -50,14 +50,28 @@ def test_llm_classifier_uses_judge_and_syntax():
 
 
 def test_llm_scheme_needs_a_model(monkeypatch):
-    from tooldiag.classify import _cached_classifier
-
     monkeypatch.delenv("TOOLDIAG_CLASSIFY_MODEL", raising=False)
-    _cached_classifier.cache_clear()
     with pytest.raises(UserError, match="needs a judge model"):
         from tooldiag.classify import classify
 
         classify("hi", scheme="llm")
+
+
+def test_llm_scheme_through_classify(monkeypatch):
+    from tooldiag.classify import classify
+
+    monkeypatch.setenv("TOOLDIAG_CLASSIFY_MODEL", "scriptedjudge/x")
+    assert classify("Above my pay grade.", scheme="llm") is ActionClass.REFUSE
+
+
+def test_report_with_llm_scheme(tmp_path, monkeypatch):
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"id": 1, "gold_class": "refuse", "passed": True, "messages": [
+        {"role": "user", "content": "Do X"}, {"role": "assistant", "content": "Above my pay grade."}]}) + "\n")
+    out = tmp_path / "r.json"
+    monkeypatch.delenv("TOOLDIAG_CLASSIFY_MODEL", raising=False)
+    main(["diagnose", str(log), "--scheme", "llm", "--judge", "scriptedjudge/x", "--format", "json", "--out", str(out)])
+    assert json.loads(out.read_text())["runs"][0]["categories"]["refuse"]["gar"] == 100.0
 
 
 def test_classify_cli_with_judge(tmp_path, capsys):

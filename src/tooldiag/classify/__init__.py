@@ -70,6 +70,10 @@ def get_classifier(scheme: str = "default", *, cue_files: Sequence[Path | str] =
 
     Instances are cached, so calling this per emission is cheap.
     """
+    if scheme == "llm":  # reads TOOLDIAG_CLASSIFY_MODEL each time; holds no rules worth caching
+        from tooldiag.classify.llm import LLMClassifier
+
+        return LLMClassifier.from_env()
     files = tuple(str(path) for path in (*cue_files_from_env(), *cue_files))
     return _cached_classifier(scheme, files)
 
@@ -84,10 +88,6 @@ def _cached_classifier(scheme: str, cue_files: tuple[str, ...]) -> Classifier:
         from tooldiag.classify.paper import PaperClassifier
 
         return PaperClassifier()
-    if scheme == "llm":
-        from tooldiag.classify.llm import LLMClassifier
-
-        return LLMClassifier.from_env()
     raise UserError(f"unknown classifier scheme {scheme!r}", hint="use one of: " + ", ".join(SCHEMES))
 
 
