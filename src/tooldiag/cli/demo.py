@@ -25,6 +25,7 @@ def demo_command(
     """Run the reference policies through BFCL multi-turn (800 cases each) and the judge
     pipeline on built-in records, then print and write the reports. Re-running resumes."""
     from rich.console import Console
+    from rich.markdown import Markdown
 
     from tooldiag.cli.progress import run_progress
     from tooldiag.cli.run import print_summary
@@ -49,13 +50,13 @@ def demo_command(
 
     table = write_reports(run_dirs, out / "reports")
     console.print("\n[bold]Action-class diagnostic (paper 001, Table 1)[/bold]")
-    console.print(table)
+    console.print(Markdown(table))
     console.print(f"reports in every format: {out / 'reports'}")
 
     from tooldiag.suites.judgebench.demo import run_demo
 
     console.print("\n[bold]Judge reliability on built-in records (paper 000, Table 2)[/bold]")
-    console.print(run_demo(out / "judgebench"))
+    console.print(Markdown(run_demo(out / "judgebench")))
 
 
 def register(app: typer.Typer) -> None:
