@@ -24,7 +24,7 @@ from tooldiag.suites.tau2.consent import (
     tool_error,
     write_calls,
 )
-from tooldiag.suites.tau2.dialogue import emitted_classes, is_greeting
+from tooldiag.suites.tau2.dialogue import emitted_classes, is_greeting, visible_text
 from tooldiag.suites.tau2.domains import DomainTools, confirmation_rule_in_policy, domain_tools, is_standard_domain
 from tooldiag.suites.tau2.matching import all_actions_matched, trajectory_calls
 from tooldiag.suites.tau2.reader import ResultsHeader, open_results
@@ -96,7 +96,7 @@ def analyze_simulation(
         if message.calls:
             emitted.add(str(ActionClass.TOOL_CALL))
         elif not is_greeting(message, index):
-            emitted.update(str(c) for c in emitted_classes(message.content))
+            emitted.update(str(c) for c in emitted_classes(visible_text(message.content)))
 
     writes = write_calls(messages, tools.is_write)
     events: list[WriteEvent] = []

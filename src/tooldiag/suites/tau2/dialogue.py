@@ -15,6 +15,7 @@ the kappa between the two judges exist to show where it errs.
 from __future__ import annotations
 
 import enum
+import json
 import re
 from dataclasses import dataclass
 
@@ -31,6 +32,37 @@ def sentences(text: str) -> list[str]:
     """Sentences and lines of a message, bullets stripped, empties dropped."""
     parts = (_BULLET.sub("", part).strip() for part in _SENTENCE_SPLIT.split(text or ""))
     return [part for part in parts if part]
+
+
+_WRAPPER_KEYS = ("message", "content", "text", "response", "reply", "answer", "output")
+
+
+def visible_text(content: str | None) -> str:
+    """The text of a user-visible agent message, unwrapped from a JSON envelope.
+
+    Some agents answer with ``{"message": "..."}`` as their whole text (grok-3-mini in
+    the shared results does): the user simulator reads the words inside, and so should
+    the classifier, whose quote-echo removal would otherwise erase them. Only an object
+    whose single string field (or whose one known text field) holds the reply is
+    unwrapped; anything else is returned unchanged.
+    """
+    text = content or ""
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return text
+    try:
+        value = json.loads(stripped)
+    except (json.JSONDecodeError, RecursionError):
+        return text
+    if not isinstance(value, dict):
+        return text
+    strings = {key: item for key, item in value.items() if isinstance(item, str)}
+    if len(value) == 1 and len(strings) == 1:
+        return next(iter(strings.values()))
+    for key in _WRAPPER_KEYS:
+        if isinstance(value.get(key), str):
+            return value[key]
+    return text
 
 
 def is_greeting(message: MessageRecord, index: int) -> bool:
@@ -138,5 +170,5 @@ def dialogue(messages: list[MessageRecord], until: int | None = None) -> list[Di
         if message.role == "user" and (message.content is not None or not message.tool_calls):
             turns.append(DialogueTurn(index, "user", message.content or ""))
         elif message.user_visible:
-            turns.append(DialogueTurn(index, "assistant", message.content or ""))
+            turns.append(DialogueTurn(index, "assistant", visible_text(message.content)))
     return turns
