@@ -49,8 +49,8 @@ def diagnose_command(
     """Per model and domain: pass^k, GAR/Acc/Δ per task class with Wilson intervals, and every
     write-tool call judged for explicit user consent, with the message that decided it."""
     from tooldiag.errors import UserError
-    from tooldiag.suites.tau2.diagnose import diagnose
-    from tooldiag.suites.tau2.render import FORMATS, render
+    from tooldiag.suites.tau2.analysis import diagnose
+    from tooldiag.suites.tau2.formats import FORMATS, render
     from tooldiag.suites.tau2.tasks import load_ask_ids_file
 
     if format not in FORMATS:

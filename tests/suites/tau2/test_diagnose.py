@@ -9,8 +9,8 @@ import json
 import pytest
 
 from tests.suites.tau2.conftest import AIRLINE_V1, RETAIL_V0
-from tooldiag.suites.tau2.diagnose import diagnose
-from tooldiag.suites.tau2.render import render
+from tooldiag.suites.tau2.analysis import diagnose
+from tooldiag.suites.tau2.formats import render
 
 
 @pytest.fixture(scope="module")

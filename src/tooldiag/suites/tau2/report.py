@@ -1,4 +1,4 @@
-"""The tau2 diagnostic as typed data; :mod:`.render` turns it into md, csv or json."""
+"""The tau2 diagnostic as typed data; :mod:`.formats` turns it into md, csv or json."""
 
 from __future__ import annotations
 

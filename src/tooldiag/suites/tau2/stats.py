@@ -53,17 +53,17 @@ class Proportion:
         return None if self.value is None else 100.0 * self.value
 
 
-def wilson(count: int, n: int, alpha: float = 0.05) -> Proportion:
-    """``count / n`` with a Wilson interval (statsmodels ``proportion_confint``,
-    ``method="wilson"``); all ``None`` when ``n == 0``."""
+def wilson(count: int, n: int, confidence: float = 0.95) -> Proportion:
+    """``count / n`` with a Wilson score interval (tooldiag.metrics.intervals, i.e.
+    statsmodels ``proportion_confint(method="wilson")``); all ``None`` when ``n == 0``."""
     if n == 0:
         return Proportion(count, n, None, None, None)
     if not 0 <= count <= n:
         raise ValueError(f"count {count} outside 0..{n}")
-    from statsmodels.stats.proportion import proportion_confint
+    from tooldiag.metrics.intervals import wilson_interval
 
-    low, high = proportion_confint(count, n, alpha=alpha, method="wilson")
-    return Proportion(count, n, count / n, float(low), float(high))
+    low, high = wilson_interval(count, n, confidence)  # type: ignore[misc]
+    return Proportion(count, n, count / n, low, high)
 
 
 def cohen_kappa(first: Sequence[object], second: Sequence[object]) -> float:
