@@ -18,6 +18,7 @@ from tooldiag.metrics.agreement import (
     cell_rng,
     confusion_matrix3,
     exact_agreement,
+    grouped_resample_means,
     kappa_from_confusion,
     metric_alignment,
     paired_difference_means,
@@ -234,6 +235,30 @@ def test_paired_difference_matches_scipy_paired_and_handles_missing():
     b_missing[:10] = np.nan
     dist = paired_difference_means(a, b_missing, [np.arange(120)], 50, np.random.default_rng(2))
     assert np.isfinite(dist).all()
+
+
+def test_grouped_means_equal_the_stratified_draws_and_handle_missing_units():
+    rng = np.random.default_rng(21)
+    x = rng.random(90)
+    strata = [np.arange(0, 40), np.arange(40, 90)]
+    grouped = grouped_resample_means(np.column_stack([x, 2 * x]), strata, 400, np.random.default_rng(6))
+    plain = stratified_resample_means([x[:40], x[40:]], 400, np.random.default_rng(6))
+    assert np.allclose(grouped[0], plain, atol=TOL) and np.allclose(grouped[1], 2 * plain, atol=TOL)
+    # with missing units each mean is over the resampled units that have the measurement
+    y = x.copy()
+    y[::3] = np.nan
+    dist = grouped_resample_means(y, strata, 200, np.random.default_rng(8))[0]
+    draws = np.random.default_rng(8)
+    idx = [draws.integers(0, len(s), (200, len(s))) for s in strata]
+    picked = np.concatenate([y[s][i] for s, i in zip(strata, idx, strict=True)], axis=1)
+    assert np.allclose(dist, np.nanmean(picked, axis=1), atol=TOL)
+
+
+def test_cell_rng_depends_on_seed_and_key_only():
+    a = cell_rng(1, "j|g|easy").integers(0, 10**9, 5)
+    assert np.array_equal(a, cell_rng(1, "j|g|easy").integers(0, 10**9, 5))
+    assert not np.array_equal(a, cell_rng(2, "j|g|easy").integers(0, 10**9, 5))
+    assert not np.array_equal(a, cell_rng(1, "j|g|hard").integers(0, 10**9, 5))
 
 
 def test_percentile_interval_is_linear_quantile():

@@ -9,7 +9,13 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from tooldiag.metrics.agreement import bin_verdicts, bootstrap_cells
+from tooldiag.metrics.agreement import (
+    bin_verdicts,
+    cell_rng,
+    percentile_interval,
+    split_by_codes,
+    stratified_resample_means,
+)
 from tooldiag.suites.judgebench.analysis import AnalysisSettings
 from tooldiag.suites.judgebench.evaluations import L_COLS, P_COLS, EvaluationData
 from tooldiag.suites.judgebench.report import analyze, render_markdown, summary_markdown, write_report
@@ -87,13 +93,14 @@ def test_cell_cis_are_the_stratified_bootstrap_of_each_cell():
     report = analyze(data_of(frame), FAST)
     cells = report.tables["cells"]
     first = cells.iloc[0]
-    key = "|".join(first[["judge", "generator", "difficulty", "condition"]])
-    sub = frame[(frame[["judge", "generator", "difficulty", "condition"]] == first[["judge", "generator", "difficulty", "condition"]].to_numpy()).all(axis=1)]
-    mu = 1 - np.abs(sub[P_COLS].to_numpy() - sub[L_COLS].to_numpy())
-    boot = bootstrap_cells(mu.mean(axis=1), np.zeros(len(sub), int), pd.factorize(sub["dag_type"], sort=True)[0], [key], n_resamples=300)
-    lo, hi = boot.interval()
+    keys = ["judge", "generator", "difficulty", "condition"]
+    sub = frame[(frame[keys] == first[keys].to_numpy()).all(axis=1)].sort_values("record_id")
+    mu = (1 - np.abs(sub[P_COLS].to_numpy() - sub[L_COLS].to_numpy())).mean(axis=1)
+    groups = split_by_codes(mu, pd.factorize(sub["dag_type"], sort=True)[0])
+    rng = cell_rng(42, "|".join(first[["judge", "generator", "difficulty"]]))
+    lo, hi = percentile_interval(stratified_resample_means(groups, 300, rng))
     assert first["alignment"] == pytest.approx(100 * mu.mean())
-    assert (first["ci_low"], first["ci_high"]) == pytest.approx((100 * lo[0], 100 * hi[0]))
+    assert (first["ci_low"], first["ci_high"]) == pytest.approx((100 * lo, 100 * hi), abs=1e-9)
     assert (cells["ci_low"] <= cells["alignment"]).all() and (cells["alignment"] <= cells["ci_high"]).all()
 
 
@@ -127,6 +134,10 @@ def test_inter_judge_kappa_matches_sklearn_on_pooled_bins():
     assert len(table) == 2 * 3  # two conditions x three pairs
     matrices = report.extras["confusion_matrices"]["matrices"]
     assert np.sum(matrices["with_gt|J1|J2"]) == len(a)
+    confusion = report.tables["confusion"]
+    pair = confusion[(confusion["condition"] == "with_gt") & (confusion["judge_a"] == "J1") & (confusion["judge_b"] == "J2")]
+    assert pair.filter(like="_b").to_numpy().sum() == len(a)
+    assert pair["a0.5_b1"].item() == int(np.sum((a == 1) & (b == 2)))
 
 
 def test_binary_collapse_jury_and_reweighting_by_hand():

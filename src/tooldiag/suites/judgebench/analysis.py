@@ -9,7 +9,8 @@ Every figure is computed with vectorised pandas/numpy on the evaluation table
   percentages after rounding them to 2 d.p.; we average unrounded values (difference ≤ 0.005 pp).
 * **contrasts** (Eq. 5b and ablations): per judge, the mean over the (generator, difficulty)
   cells present in both conditions of align(a) - align(b) (GT lift = with_gt - without_gt);
-  the CI comes from the same cell bootstrap distributions (conditions resampled independently).
+  the CI is paired: each cell bootstrap resamples generator outputs, which carry their verdicts
+  under every condition.
 * **decision guide** (App. A): per condition and difficulty, judges ranked by their alignment
   averaged equally over the generators every judge was run on, with CIs; when the leader's CI
   overlaps the runner-up's, the guide says so.
@@ -25,10 +26,9 @@ import numpy as np
 import pandas as pd
 
 from tooldiag.metrics.agreement import (
-    bootstrap_cells,
     cell_rng,
+    grouped_resample_means,
     metric_alignment,
-    paired_difference_means,
     percentile_interval,
 )
 from tooldiag.metrics.structural import METRICS
@@ -42,6 +42,8 @@ CELL = ["judge", "generator", "difficulty", "condition"]
 @dataclass
 class AnalysisSettings:
     n_resamples: int = 2000
+    #: The released jury analysis used 1,000 resamples (notes §2).
+    jury_resamples: int = 1000
     confidence: float = 0.95
     seed: int = 42
     workers: int = 2
@@ -57,7 +59,8 @@ class JudgeBenchReport:
 
 
 def ordered(values: pd.Series | list[str], order: tuple[str, ...] | list[str]) -> list[str]:
-    present = list(dict.fromkeys(values))
+    """Distinct ``values`` in the given ``order`` first, then the rest sorted."""
+    present = [str(v) for v in pd.unique(pd.Series(values))]
     return [v for v in order if v in present] + sorted(v for v in present if v not in order)
 
 
@@ -73,7 +76,11 @@ def with_alignment(frame: pd.DataFrame) -> pd.DataFrame:
 
 @dataclass
 class CellStats:
-    """Cell means and bootstrap distributions, indexed by (judge, generator, difficulty, condition)."""
+    """Cell means and bootstrap distributions, indexed by (judge, generator, difficulty, condition).
+
+    The distributions of one (judge, generator, difficulty) across conditions come from the
+    same resampled generator outputs, so condition differences are paired.
+    """
 
     table: pd.DataFrame
     index: dict[tuple[str, str, str, str], int]
@@ -81,40 +88,72 @@ class CellStats:
 
 
 def cell_statistics(frame: pd.DataFrame, settings: AnalysisSettings) -> CellStats:
-    """Eq. 5a for every cell with stratified bootstrap CIs (in percentage points)."""
+    """Eq. 5a for every cell with stratified bootstrap CIs (in percentage points).
+
+    Per (judge, generator, difficulty) the generator outputs are resampled 2,000 times within
+    each dag_type stratum (generator ``cell_rng(seed, "judge|generator|difficulty")``), and every
+    condition's cell mean is taken over the resampled outputs it has a verdict for.
+    """
+    columns = [*CELL, "n", "alignment", "ci_low", "ci_high"]
     if frame.empty:
-        empty = pd.DataFrame(columns=[*CELL, "n", "alignment", "ci_low", "ci_high"])
-        return CellStats(empty, {}, np.zeros((0, settings.n_resamples)))
-    codes = frame.groupby(CELL, sort=True).ngroup().to_numpy()
-    keys_frame = frame[CELL].drop_duplicates().sort_values(CELL).reset_index(drop=True)
-    keys = ["|".join(row) for row in keys_frame.itertuples(index=False, name=None)]
-    strata = pd.factorize(frame["dag_type"], sort=True)[0]
-    boot = bootstrap_cells(
-        frame["alignment"].to_numpy(float),
-        codes,
-        strata,
-        keys,
-        n_resamples=settings.n_resamples,
-        seed=settings.seed,
-        workers=settings.workers,
-    )
-    lo, hi = boot.interval(settings.confidence)
-    table = keys_frame.copy()
-    table["n"] = boot.counts
-    table["alignment"] = 100 * boot.means
-    table["ci_low"] = 100 * lo
-    table["ci_high"] = 100 * hi
-    index = {tuple(row): i for i, row in enumerate(keys_frame.itertuples(index=False, name=None))}
-    return CellStats(table, index, 100 * boot.distributions)
+        return CellStats(pd.DataFrame(columns=columns), {}, np.zeros((0, settings.n_resamples)))
+    conditions = ordered(frame["condition"], list(CONDITIONS))
+    group_keys = ["judge", "generator", "difficulty"]
+    group = frame.groupby(group_keys, sort=True, observed=True).ngroup().to_numpy()
+    unit = frame.groupby([*group_keys, "record_id"], sort=True, observed=True).ngroup().to_numpy()
+    cond = pd.Categorical(frame["condition"], categories=conditions).codes
+    n_units = int(unit.max()) + 1
+    values = np.full((n_units, len(conditions)), np.nan)
+    values[unit, cond] = frame["alignment"].to_numpy(float)
+    unit_group = np.empty(n_units, dtype=np.int64)
+    unit_group[unit] = group
+    unit_dag = np.empty(n_units, dtype=np.int64)
+    unit_dag[unit] = pd.factorize(frame["dag_type"], sort=True)[0]
+    order = np.lexsort((unit_dag, unit_group))
+    bounds = np.searchsorted(unit_group[order], np.arange(int(group.max()) + 2))
+    group_names = frame[group_keys].drop_duplicates().sort_values(group_keys).itertuples(index=False, name=None)
+    group_names = list(group_names)
+
+    def one(g: int) -> tuple[np.ndarray, np.ndarray]:
+        rows = order[bounds[g] : bounds[g + 1]]
+        block = values[rows]
+        present = ~np.isnan(block).all(axis=0)
+        strata = np.split(np.arange(len(rows)), np.flatnonzero(np.diff(unit_dag[rows])) + 1)
+        rng = cell_rng(settings.seed, "|".join(group_names[g]))
+        return present, grouped_resample_means(block[:, present], strata, settings.n_resamples, rng)
+
+    if settings.workers > 1 and len(group_names) > 1:
+        with ThreadPoolExecutor(max_workers=settings.workers) as pool:
+            results = list(pool.map(one, range(len(group_names))))
+    else:
+        results = [one(g) for g in range(len(group_names))]
+
+    records, dists = [], []
+    for g, (present, dist) in enumerate(results):
+        rows = order[bounds[g] : bounds[g + 1]]
+        block = values[rows]
+        for j, c in enumerate(np.flatnonzero(present)):
+            column = block[:, c]
+            column = column[~np.isnan(column)]
+            records.append((*group_names[g], conditions[c], len(column), 100 * column.mean()))
+            dists.append(100 * dist[j])
+    table = pd.DataFrame(records, columns=[*CELL, "n", "alignment"])
+    distributions = np.vstack(dists)
+    lo, hi = percentile_interval(distributions, settings.confidence)
+    table["ci_low"], table["ci_high"] = lo, hi
+    table = table.sort_values(CELL, kind="stable")
+    distributions = distributions[table.index.to_numpy()]
+    table = table.reset_index(drop=True)
+    index = {tuple(row): i for i, row in enumerate(table[CELL].itertuples(index=False, name=None))}
+    return CellStats(table, index, distributions)
 
 
-def contrasts(frame: pd.DataFrame, cells: CellStats, settings: AnalysisSettings) -> pd.DataFrame:
+def contrasts(cells: CellStats, settings: AnalysisSettings) -> pd.DataFrame:
     """Per judge and condition contrast (a, b): mean over the (generator, difficulty) cells both
     conditions have of align(a) - align(b) (Eq. 5b for the GT lift), in pp.
 
-    The CI is a paired cluster bootstrap: within each cell the generator outputs are resampled
-    (stratified by dag_type) and carry both conditions' verdicts, so a judge that answers the
-    same in both conditions gets a zero-width interval.
+    The CI comes from the paired cell distributions (the same resampled generator outputs under
+    both conditions), so a judge that answers the same in both conditions gets a zero-width CI.
     """
     rows = []
     table = cells.table
@@ -129,7 +168,7 @@ def contrasts(frame: pd.DataFrame, cells: CellStats, settings: AnalysisSettings)
             ia = [cells.index[(judge, g, d, a)] for g, d in shared]
             ib = [cells.index[(judge, g, d, b)] for g, d in shared]
             delta = float(np.mean(table["alignment"].to_numpy()[ia] - table["alignment"].to_numpy()[ib]))
-            dist = 100 * _paired_lift_distribution(frame, judge, a, b, shared, name, settings)
+            dist = (cells.distributions[ia] - cells.distributions[ib]).mean(axis=0)
             dist = dist[~np.isnan(dist)]
             lo, hi = percentile_interval(dist, settings.confidence) if len(dist) else (np.nan, np.nan)
             rows.append(
@@ -146,38 +185,6 @@ def contrasts(frame: pd.DataFrame, cells: CellStats, settings: AnalysisSettings)
             )
     columns = ["judge", "contrast", "condition_a", "condition_b", "n_cells", "delta_pp", "ci_low", "ci_high"]
     return pd.DataFrame(rows, columns=columns)
-
-
-def _paired_lift_distribution(
-    frame: pd.DataFrame, judge: str, a: str, b: str, shared: list[tuple[str, str]], name: str, settings: AnalysisSettings
-) -> np.ndarray:
-    """Bootstrap distribution of the mean over ``shared`` cells of the paired a - b difference."""
-    sub = frame[(frame["judge"] == judge) & frame["condition"].isin([a, b])]
-    unit_codes = pd.factorize(pd.MultiIndex.from_frame(sub[["generator", "difficulty", "record_id"]]))[0]
-    n_units = int(unit_codes.max()) + 1
-    values = {c: np.full(n_units, np.nan) for c in (a, b)}
-    for c in (a, b):
-        mask = (sub["condition"] == c).to_numpy()
-        values[c][unit_codes[mask]] = sub["alignment"].to_numpy()[mask]
-    first = ~pd.Series(unit_codes).duplicated().to_numpy()
-    facts = sub.loc[first, ["generator", "difficulty", "dag_type"]]
-    facts.index = unit_codes[first]
-    facts = facts.sort_index()
-    cell_of = pd.MultiIndex.from_frame(facts[["generator", "difficulty"]])
-    dag = facts["dag_type"].to_numpy()
-
-    def one(cell: tuple[str, str]) -> np.ndarray:
-        rows = np.flatnonzero(cell_of.isin([cell]))
-        strata = [rows[dag[rows] == d] for d in sorted(set(dag[rows]))]
-        rng = cell_rng(settings.seed, f"contrast|{name}|{judge}|{cell[0]}|{cell[1]}")
-        return paired_difference_means(values[a], values[b], strata, settings.n_resamples, rng)
-
-    if settings.workers > 1 and len(shared) > 1:
-        with ThreadPoolExecutor(max_workers=settings.workers) as pool:
-            dists = list(pool.map(one, shared))
-    else:
-        dists = [one(cell) for cell in shared]
-    return np.mean(np.vstack(dists), axis=0)
 
 
 def table2(cells: CellStats) -> pd.DataFrame:

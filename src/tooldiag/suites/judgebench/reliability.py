@@ -8,7 +8,8 @@
   programmatic value, the share of middle-bin verdicts, and Spearman ρ between the judge
   rankings before and after (released plain-rank formula);
 * **soft jury**: mean of all judges' raw values per record and metric, on records every judge
-  scored completely, against the best single judge on the same records (CI stratified by DAG);
+  scored completely, against the best single judge on the same records (CI stratified by DAG,
+  1,000 resamples as in the released jury analysis);
 * **re-weighting**: Spearman ρ between the equal-weight judge ranking and rankings with the
   parameter-structure metric halved or excluded (paper §3.2, App. G);
 * **bias and self-preference**: mean signed error ℓ - p per judge × generator (overall and per
@@ -52,7 +53,7 @@ WEIGHTINGS: dict[str, tuple[float, float, float, float]] = {
 
 def _verdict_cube(sub: pd.DataFrame, judges: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
     """(units, judges, 4) judge values (NaN where absent) and one row of unit facts per unit."""
-    unit_codes, _ = pd.factorize(pd.MultiIndex.from_frame(sub[["generator", "record_id", "difficulty"]]))
+    unit_codes = sub.groupby(["generator", "record_id", "difficulty"], sort=False, observed=True).ngroup().to_numpy()
     judge_codes = pd.Categorical(sub["judge"], categories=judges).codes
     cube = np.full((unit_codes.max() + 1 if len(unit_codes) else 0, len(judges), 4), np.nan)
     cube[unit_codes, judge_codes] = sub[L_COLS].to_numpy(float)
@@ -92,6 +93,21 @@ def inter_judge(frame: pd.DataFrame, confidence: float) -> tuple[pd.DataFrame, d
             matrices[f"{condition}|{judges[a]}|{judges[b]}"] = cm.tolist()
     columns = ["condition", "judge_a", "judge_b", "n_verdicts", "exact_agreement_pct", "ci_low", "ci_high", "kappa", "boundary_share_pct"]
     return pd.DataFrame(rows, columns=columns), {"labels": ["0", "0.5", "1"], "matrices": matrices}
+
+
+def confusion_table(matrices: dict[str, Any]) -> pd.DataFrame:
+    """The pairwise 3×3 confusion matrices as rows: column ``a0.5_b1`` counts verdicts the first
+    judge binned 0.5 and the second 1."""
+    labels = matrices["labels"]
+    rows = []
+    for key, cm in matrices["matrices"].items():
+        condition, judge_a, judge_b = key.split("|", 2) if key.count("|") == 2 else (key, "", "")
+        row: dict[str, Any] = {"condition": condition, "judge_a": judge_a, "judge_b": judge_b}
+        for i, la in enumerate(labels):
+            for j, lb in enumerate(labels):
+                row[f"a{la}_b{lb}"] = int(cm[i][j])
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def binary_collapse_table(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -155,7 +171,7 @@ def soft_jury_table(frame: pd.DataFrame, settings: AnalysisSettings) -> pd.DataF
             cell_codes,
             pd.factorize(facts["dag_type"], sort=True)[0],
             keys,
-            n_resamples=settings.n_resamples,
+            n_resamples=settings.jury_resamples,
             seed=settings.seed,
             workers=settings.workers,
         )
@@ -181,22 +197,24 @@ def soft_jury_table(frame: pd.DataFrame, settings: AnalysisSettings) -> pd.DataF
 
 
 def reweighting(frame: pd.DataFrame) -> pd.DataFrame:
-    """Spearman ρ between the equal-weight judge ranking and each alternative weighting, per condition."""
+    """Spearman ρ between the equal-weight judge ranking and each alternative weighting, per condition.
+
+    A weighted record alignment is linear in the per-metric alignments, so each judge's weighted
+    mean is its per-metric means combined with the weights.
+    """
     rows = []
-    mu = frame[[f"mu_{m}" for m in METRICS]].to_numpy(float)
+    mu_cols = [f"mu_{m}" for m in METRICS]
+    means = frame.groupby(["condition", "judge"], sort=True, observed=True)[mu_cols].mean()
     for condition in ordered(frame["condition"], list(CONDITIONS)):
-        mask = (frame["condition"] == condition).to_numpy()
-        judges = frame.loc[mask, "judge"].to_numpy()
-        names = ordered(judges, [])
-        if len(names) < 2:
+        if condition not in means.index.get_level_values(0):
             continue
-        codes = pd.Categorical(judges, categories=names).codes
-        counts = np.bincount(codes, minlength=len(names))
-        scores = {}
-        for scheme, weights in WEIGHTINGS.items():
-            w = np.asarray(weights) / sum(weights)
-            per_record = mu[mask] @ w
-            scores[scheme] = 100 * np.bincount(codes, weights=per_record, minlength=len(names)) / counts
+        per_judge = means.loc[condition]
+        if len(per_judge) < 2:
+            continue
+        names = [str(j) for j in per_judge.index]
+        scores = {
+            scheme: 100 * per_judge.to_numpy() @ (np.asarray(w) / sum(w)) for scheme, w in WEIGHTINGS.items()
+        }
         for scheme in WEIGHTINGS:
             order = [names[i] for i in np.argsort(-scores[scheme], kind="stable")]
             rows.append(

@@ -32,6 +32,7 @@ from tooldiag.suites.judgebench.analysis import (
 from tooldiag.suites.judgebench.evaluations import EvaluationData
 from tooldiag.suites.judgebench.reliability import (
     binary_collapse_table,
+    confusion_table,
     inter_judge,
     judge_bias,
     reweighting,
@@ -63,6 +64,10 @@ SECTIONS: dict[str, tuple[str, str]] = {
         "Verdicts binned (≤0.1 → 0, ≥0.9 → 1, else 0.5); exact agreement p_o (Wilson CI), Cohen κ, "
         "and the share of disagreements that involve the 0.5 bin.",
     ),
+    "confusion": (
+        "Inter-judge confusion matrices",
+        "Counts of paired metric-level verdicts: column aX_bY = first judge in bin X, second in bin Y.",
+    ),
     "binary_collapse": (
         "Binary collapse",
         "Middle-bin verdicts moved toward the programmatic value (0 if p < 0.5 else 1).",
@@ -92,11 +97,12 @@ def analyze(data: EvaluationData, settings: AnalysisSettings | None = None) -> J
     tables = {
         "table2": table2(cells),
         "decision_guide": decision_guide(cells, settings),
-        "contrasts": contrasts(frame, cells, settings),
+        "contrasts": contrasts(cells, settings),
         "cells": cells.table,
         "per_metric": per_metric(frame),
         "per_dag": per_group(frame, ["judge", "condition", "dag_type"]),
         "inter_judge": agreement,
+        "confusion": confusion_table(matrices),
         "binary_collapse": binary,
         "binary_spearman": binary_rho,
         "soft_jury": soft_jury_table(frame, settings),
