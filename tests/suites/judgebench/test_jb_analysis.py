@@ -136,7 +136,7 @@ def test_inter_judge_kappa_matches_sklearn_on_pooled_bins():
     assert np.sum(matrices["with_gt|J1|J2"]) == len(a)
     confusion = report.tables["confusion"]
     pair = confusion[(confusion["condition"] == "with_gt") & (confusion["judge_a"] == "J1") & (confusion["judge_b"] == "J2")]
-    assert pair.filter(like="_b").to_numpy().sum() == len(a)
+    assert pair.filter(regex=r"^a.*_b").to_numpy().sum() == len(a)
     assert pair["a0.5_b1"].item() == int(np.sum((a == 1) & (b == 2)))
 
 
