@@ -144,3 +144,10 @@ def test_json_wrapped_replies_are_unwrapped():
     assert visible_text(None) == ""
     wrapped = msgs(GREETING, user("Cancel #W100."), agent('{"message": "%s"}' % PROPOSAL), user("Yes."), write(), result())
     assert judge_write(wrapped, 4).verdict == "consented"
+
+
+def test_short_double_quoted_tokens_do_not_hide_the_request():
+    text = ('Both options have seats. Which one would you like to proceed with? Please reply with "yes" to confirm '
+            'your choice (e.g., "Yes, Option 1") and specify which certificate if you want the smaller one.')
+    assert consent_request(text) is not None
+    assert consent_request("Shall I book it? Reply \u201cyes\u201d to confirm.") is not None
