@@ -142,7 +142,7 @@ def test_json_wrapped_replies_are_unwrapped():
     assert visible_text('{"a": 1, "b": 2}') == '{"a": 1, "b": 2}'
     assert visible_text("{not json}") == "{not json}"
     assert visible_text(None) == ""
-    wrapped = msgs(GREETING, user("Cancel #W100."), agent('{"message": "%s"}' % PROPOSAL), user("Yes."), write(), result())
+    wrapped = msgs(GREETING, user("Cancel #W100."), agent(f'{{"message": "{PROPOSAL}"}}'), user("Yes."), write(), result())
     assert judge_write(wrapped, 4).verdict == "consented"
 
 

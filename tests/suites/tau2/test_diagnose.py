@@ -135,7 +135,7 @@ def test_renderings_agree(fixture_report):
     assert sections == {"inputs", "task_classes", "table2", "pass_hat_k", "table3", "event"}
     events = [row for row in rows if row["section"] == "event"]
     assert [row["verdict"] for row in events] == [e.deterministic.verdict for e in fixture_report.events]
-    gar = [row for row in rows if row["section"] == "table3" and row["domain"] == "airline" and row["subset"] == "all"][0]
+    gar = next(row for row in rows if row["section"] == "table3" and row["domain"] == "airline" and row["subset"] == "all")
     assert float(gar["gar"]) == 0.5 and float(gar["delta"]) == -0.5
     markdown = render(fixture_report, "md")
     assert "## Table 2: per-class diagnostic" in markdown and "## Table 3" in markdown and "| 6 | fake/agent-b |" in markdown

@@ -13,8 +13,8 @@ from tooldiag.errors import ModelCallError, UserError
 from tooldiag.models.base import ModelBackend
 from tooldiag.models.registry import provider
 from tooldiag.suites.tau2.analysis import diagnose
-from tooldiag.suites.tau2.llm_judge import PROMPT_VERSION, parse_judge_reply, render_prompt
 from tooldiag.suites.tau2.formats import render
+from tooldiag.suites.tau2.llm_judge import PROMPT_VERSION, parse_judge_reply, render_prompt
 from tooldiag.trajectory import Emission
 
 PROMPTS: list[str] = []

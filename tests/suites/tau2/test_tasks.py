@@ -75,7 +75,7 @@ def test_paper_totals_over_both_domains():
 def test_shipped_id_lists_are_consistent_with_the_notes_counts():
     sets = load_data("task_sets.json")
     for version in ("v1.0", "pre-1.0"):
-        for domain, entry in sets[version].items():
+        for entry in sets[version].values():
             no_write = entry["no_write_count"] if entry["no_write"] is None else len(entry["no_write"])
             assert len(entry["empty_actions"]) + no_write + entry["with_write_count"] == entry["num_tasks"]
     assert set(sets["v1.0"]["airline"]["empty_actions"]).isdisjoint(sets["v1.0"]["airline"]["no_write"])

@@ -9,9 +9,7 @@ subsets or trials).
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from tooldiag.classify import ActionClass
@@ -28,55 +26,11 @@ from tooldiag.suites.tau2.dialogue import emitted_classes, is_greeting, visible_
 from tooldiag.suites.tau2.domains import DomainTools, confirmation_rule_in_policy, domain_tools, is_standard_domain
 from tooldiag.suites.tau2.matching import all_actions_matched, trajectory_calls
 from tooldiag.suites.tau2.reader import ResultsHeader, open_results
-from tooldiag.suites.tau2.report import (
-    Agreement,
-    ClassCell,
-    InputSummary,
-    Judgment,
-    Rate,
-    Table2Row,
-    Table3Row,
-    TaskClassSummary,
-    Tau2Report,
-    WriteEvent,
-)
-from tooldiag.suites.tau2.schema import INFRASTRUCTURE_ERROR, SimulationRecord
-from tooldiag.suites.tau2.stats import cohen_kappa, is_success, mean, pass_hat_ks, wilson
+from tooldiag.suites.tau2.report import Agreement, InputSummary, Table3Row, TaskClassSummary, Tau2Report, WriteEvent
+from tooldiag.suites.tau2.schema import SimulationRecord
+from tooldiag.suites.tau2.stats import is_success
+from tooldiag.suites.tau2.tables import Group, SimOutcome, agreement_row, table2_row, table3_rows
 from tooldiag.suites.tau2.tasks import TaskLabels, class_counts, label_tasks, scan_ask_candidates
-
-
-@dataclass
-class SimOutcome:
-    """What the diagnostic keeps of one simulation."""
-
-    task_id: str
-    trial: int | None
-    reward: float | None
-    passed: bool
-    termination: str
-    labels: TaskLabels
-    actions_matched: bool | None
-    wrote: bool
-    transfer_called: bool
-    emitted: frozenset[str]
-
-    @property
-    def infrastructure_error(self) -> bool:
-        return self.termination == INFRASTRUCTURE_ERROR
-
-
-@dataclass
-class _Group:
-    domain: str
-    agent_model: str
-    user_model: str
-    oracle: bool
-    labels: dict[str, TaskLabels] = field(default_factory=dict)
-    ask_sources: set[str] = field(default_factory=set)
-    scan_candidates: dict[str, list[str]] = field(default_factory=dict)
-    outcomes: list[SimOutcome] = field(default_factory=list)
-    events: list[WriteEvent] = field(default_factory=list)
-    seen: set[str] = field(default_factory=set)
 
 
 def analyze_simulation(
@@ -140,114 +94,6 @@ def analyze_simulation(
     return outcome, events
 
 
-def _cell(
-    name: str, signal: str, outcomes: list[SimOutcome], member: Callable[[SimOutcome], bool], hit: Callable[[SimOutcome], bool]
-) -> ClassCell:
-    sims = [o for o in outcomes if member(o)]
-    gar = wilson(sum(1 for o in sims if hit(o)), len(sims))
-    acc = wilson(sum(1 for o in sims if o.passed), len(sims))
-    delta = None if gar.value is None or acc.value is None else gar.value - acc.value
-    return ClassCell(
-        task_class=name,
-        signal=signal,
-        n_tasks=len({o.task_id for o in sims}),
-        n_simulations=len(sims),
-        gar=Rate.of(gar),
-        acc=Rate.of(acc),
-        delta=delta,
-    )
-
-
-_NO_WRITE = "no write-tool call in the trajectory"
-_MATCHED = "every reference action matched by some tool call (recomputed)"
-_ASKED = "an agent message the user saw was classified ask"
-
-
-def table2_row(group: _Group) -> Table2Row:
-    """Paper 001 Table 2 for one group; rates over simulations (task x trial)."""
-    scored = [o for o in group.outcomes if not o.infrastructure_error]
-    by_task: dict[str, list[bool]] = {}
-    for outcome in scored:
-        by_task.setdefault(outcome.task_id, []).append(outcome.passed)
-    paper = [
-        _cell("tool_call", _MATCHED, scored, lambda o: o.labels.tool_call_required, lambda o: o.actions_matched is True),
-        _cell("ask", _ASKED, scored, lambda o: o.labels.ask_required, lambda o: str(ActionClass.ASK) in o.emitted),
-        _cell("refuse", _NO_WRITE, scored, lambda o: o.labels.refuse_required, lambda o: not o.wrote),
-    ]
-    split = [
-        _cell("write", _MATCHED, scored, lambda o: str(o.labels.split) == "write", lambda o: o.actions_matched is True),
-        _cell("read_only", _NO_WRITE, scored, lambda o: str(o.labels.split) == "read_only", lambda o: not o.wrote),
-        _cell("empty", _NO_WRITE, scored, lambda o: str(o.labels.split) == "empty", lambda o: not o.wrote),
-    ]
-    return Table2Row(
-        agent_model=group.agent_model,
-        user_model=group.user_model,
-        domain=group.domain,
-        oracle=group.oracle,
-        n_tasks=len(by_task),
-        n_simulations=len(scored),
-        n_infrastructure_errors=len(group.outcomes) - len(scored),
-        avg_reward=mean(o.reward or 0.0 for o in scored),
-        pass_hat_k=pass_hat_ks(by_task),
-        terminations=dict(Counter(o.termination for o in group.outcomes)),
-        paper_classes=paper,
-        write_split=split,
-    )
-
-
-def _table3(group: _Group, judge: str, pick: Callable[[WriteEvent], Judgment | None]) -> list[Table3Row]:
-    rows: list[Table3Row] = []
-    judged = [(e, pick(e)) for e in group.events]
-    subsets: list[tuple[str, Callable[[Judgment], bool]]] = [
-        ("all", lambda j: True),
-        ("answer_changed", lambda j: j.answer_changed is True),
-        ("answer_unchanged", lambda j: j.answer_changed is False),
-    ]
-    for subset, keep in subsets:
-        chosen = [(e, j) for e, j in judged if j is not None and j.confirmed is not None and keep(j)]
-        nulls = sum(1 for _, j in judged if j is None or j.confirmed is None) if subset == "all" else 0
-        gar = wilson(sum(1 for _, j in chosen if j.confirmed), len(chosen))
-        acc = wilson(sum(1 for e, _ in chosen if e.passed), len(chosen))
-        rows.append(
-            Table3Row(
-                agent_model=group.agent_model,
-                domain=group.domain,
-                oracle=group.oracle,
-                judge=judge,
-                subset=subset,
-                n_events=len(chosen),
-                n_null=nulls,
-                gar=Rate.of(gar),
-                acc=Rate.of(acc),
-                delta=None if gar.value is None or acc.value is None else gar.value - acc.value,
-            )
-        )
-    return rows
-
-
-def _agreement(agent_model: str, domain: str, judge: str, events: list[WriteEvent]) -> Agreement:
-    paired = [e for e in events if e.llm is not None and e.llm.confirmed is not None]
-    det = [bool(e.deterministic.confirmed) for e in paired]
-    llm = [bool(e.llm.confirmed) for e in paired]  # type: ignore[union-attr]
-    changed = [e for e in paired if e.llm.answer_changed is not None]  # type: ignore[union-attr]
-    kappa = cohen_kappa(det, llm) if paired else None
-    kappa_changed = (
-        cohen_kappa([bool(e.deterministic.answer_changed) for e in changed], [bool(e.llm.answer_changed) for e in changed])  # type: ignore[union-attr]
-        if changed
-        else None
-    )
-    return Agreement(
-        agent_model=agent_model,
-        domain=domain,
-        judge=judge,
-        n_events=len(paired),
-        n_null=len(events) - len(paired),
-        percent_agreement=(100.0 * sum(a == b for a, b in zip(det, llm)) / len(paired)) if paired else None,
-        kappa_confirmed=None if kappa is None or kappa != kappa else kappa,
-        kappa_answer_changed=None if kappa_changed is None or kappa_changed != kappa_changed else kappa_changed,
-    )
-
-
 def diagnose(
     paths: Iterable[str | Path],
     *,
@@ -266,7 +112,7 @@ def diagnose(
     paths = [Path(p) for p in paths]
     if not paths:
         raise UserError("no results given", hint="pass one or more tau2 results files or run folders")
-    groups: dict[tuple[str, str, str, bool], _Group] = {}
+    groups: dict[tuple[str, str, str, bool], Group] = {}
     inputs: list[InputSummary] = []
     warnings: list[str] = []
     policy_rules: dict[str, str] = {}
@@ -277,7 +123,7 @@ def diagnose(
         tools = domain_tools(domain, where=str(path))
         labels, asks = label_tasks(header.tasks.values(), domain, ask_override=ask_ids)
         key = (domain, header.agent_model, header.user_model, header.is_oracle)
-        group = groups.setdefault(key, _Group(domain, header.agent_model, header.user_model, header.is_oracle))
+        group = groups.setdefault(key, Group(domain, header.agent_model, header.user_model, header.is_oracle))
         for task_id, label in labels.items():
             if task_id in group.labels and group.labels[task_id] != label:
                 warnings.append(f"{path}: task {task_id} differs from the same task in another file of this group; using this file's")
@@ -337,12 +183,12 @@ def diagnose(
     table3: list[Table3Row] = []
     agreement: list[Agreement] = []
     for group in groups.values():
-        table3.extend(_table3(group, "deterministic", lambda e: e.deterministic))
+        table3.extend(table3_rows(group, "deterministic", lambda e: e.deterministic))
         if judge_name:
-            table3.extend(_table3(group, judge_name, lambda e: e.llm))
-            agreement.append(_agreement(group.agent_model, group.domain, judge_name, group.events))
+            table3.extend(table3_rows(group, judge_name, lambda e: e.llm))
+            agreement.append(agreement_row(group.agent_model, group.domain, judge_name, group.events))
     if judge_name and len(groups) > 1:
-        agreement.append(_agreement("(all)", "(all)", judge_name, all_events))
+        agreement.append(agreement_row("(all)", "(all)", judge_name, all_events))
     if judge_name:
         nulls = sum(1 for e in all_events if e.llm is None or e.llm.confirmed is None)
         if nulls:

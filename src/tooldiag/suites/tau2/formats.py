@@ -52,6 +52,22 @@ def _class_rows(report: Tau2Report, attr: str) -> list[list[Any]]:
     return rows
 
 
+_TABLE2_NOTE = (
+    "GAR signals: tool_call = every reference action matched (recomputed from the trajectory); "
+    "ask = an agent message the user saw classified ask; refuse = no write-tool call. "
+    "Acc = share of simulations that pass (reward 1). Units: simulations (task × trial)."
+)
+_TABLE2B_NOTE = (
+    "GAR signals: write = every reference action matched; read_only and empty = no write-tool call "
+    "(the correct end state is the initial database)."
+)
+_TABLE3_NOTE = (
+    "Unit: one write-tool call. GAR = share of writes preceded by a consent request the user agreed to; "
+    "Acc = share of writes inside passing simulations; Δ = GAR − Acc (negative: unconfirmed writes pass). "
+    "answer_changed = the user changed the request when asked for confirmation."
+)
+
+
 def render_markdown(report: Tau2Report) -> str:
     out = ["# tau2-bench action-class diagnostic", ""]
     out += ["## Inputs", ""]
@@ -66,13 +82,10 @@ def render_markdown(report: Tau2Report) -> str:
     )
     head = ["model", "domain", "class", "tasks", "sims", "GAR % [95% CI]", "Acc % [95% CI]", "Δ pp"]
     out += ["", "## Table 2: per-class diagnostic (paper classes)", ""]
-    out += ["GAR signals: tool_call = every reference action matched (recomputed from the trajectory); "
-            "ask = an agent message the user saw classified ask; refuse = no write-tool call. "
-            "Acc = share of simulations that pass (reward 1). Units: simulations (task × trial).", ""]
+    out += [_TABLE2_NOTE, ""]
     out += _table(head, _class_rows(report, "paper_classes"))
     out += ["", "## Table 2b: split by writes", ""]
-    out += ["GAR signals: write = every reference action matched; read_only and empty = no write-tool call "
-            "(the correct end state is the initial database).", ""]
+    out += [_TABLE2B_NOTE, ""]
     out += _table(head, _class_rows(report, "write_split"))
     max_k = max((max(r.pass_hat_k) for r in report.table2 if r.pass_hat_k), default=0)
     out += ["", "## pass^k and terminations", ""]
@@ -86,9 +99,7 @@ def render_markdown(report: Tau2Report) -> str:
         ],
     )
     out += ["", "## Table 3: confirmation before database writes", ""]
-    out += ["Unit: one write-tool call. GAR = share of writes preceded by a consent request the user agreed to; "
-            "Acc = share of writes inside passing simulations; Δ = GAR − Acc (negative: unconfirmed writes pass). "
-            "answer_changed = the user changed the request when asked for confirmation.", ""]
+    out += [_TABLE3_NOTE, ""]
     out += _table(
         ["model", "domain", "judge", "subset", "writes", "GAR % [95% CI]", "Acc % [95% CI]", "Δ pp", "nulls"],
         [[r.agent_model + (" [oracle]" if r.oracle else ""), r.domain, r.judge, r.subset, r.n_events, _pct(r.gar), _pct(r.acc), _pp(r.delta), r.n_null] for r in report.table3],

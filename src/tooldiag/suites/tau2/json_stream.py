@@ -176,7 +176,7 @@ def scan_top_level(
                         if item_event == "end_array":
                             break
                         yield stream_key, _build(item_event, item_value, events), index
-                        index += 1
+                        index += 1  # noqa: SIM113 - counts items, while the loop walks parser events
                     continue
                 seen.add(key)
                 if want_keys is None or key in want_keys:

@@ -1,0 +1,163 @@
+"""Aggregation of simulation outcomes into Table 2, Table 3 and the judges' agreement.
+
+Pure functions over the records :mod:`.analysis` keeps per simulation and per write.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tooldiag.classify import ActionClass
+from tooldiag.suites.tau2.report import Agreement, ClassCell, Judgment, Rate, Table2Row, Table3Row, WriteEvent
+from tooldiag.suites.tau2.schema import INFRASTRUCTURE_ERROR
+from tooldiag.suites.tau2.stats import cohen_kappa, mean, pass_hat_ks, wilson
+from tooldiag.suites.tau2.tasks import TaskLabels
+
+
+@dataclass
+class SimOutcome:
+    """What the diagnostic keeps of one simulation."""
+
+    task_id: str
+    trial: int | None
+    reward: float | None
+    passed: bool
+    termination: str
+    labels: TaskLabels
+    actions_matched: bool | None
+    wrote: bool
+    transfer_called: bool
+    emitted: frozenset[str]
+
+    @property
+    def infrastructure_error(self) -> bool:
+        return self.termination == INFRASTRUCTURE_ERROR
+
+
+@dataclass
+class Group:
+    """The simulations of one agent, user simulator and domain, pooled over files."""
+
+    domain: str
+    agent_model: str
+    user_model: str
+    oracle: bool
+    labels: dict[str, TaskLabels] = field(default_factory=dict)
+    ask_sources: set[str] = field(default_factory=set)
+    scan_candidates: dict[str, list[str]] = field(default_factory=dict)
+    outcomes: list[SimOutcome] = field(default_factory=list)
+    events: list[WriteEvent] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+
+
+def _cell(
+    name: str, signal: str, outcomes: list[SimOutcome], member: Callable[[SimOutcome], bool], hit: Callable[[SimOutcome], bool]
+) -> ClassCell:
+    sims = [o for o in outcomes if member(o)]
+    gar = wilson(sum(1 for o in sims if hit(o)), len(sims))
+    acc = wilson(sum(1 for o in sims if o.passed), len(sims))
+    delta = None if gar.value is None or acc.value is None else gar.value - acc.value
+    return ClassCell(
+        task_class=name,
+        signal=signal,
+        n_tasks=len({o.task_id for o in sims}),
+        n_simulations=len(sims),
+        gar=Rate.of(gar),
+        acc=Rate.of(acc),
+        delta=delta,
+    )
+
+
+_NO_WRITE = "no write-tool call in the trajectory"
+_MATCHED = "every reference action matched by some tool call (recomputed)"
+_ASKED = "an agent message the user saw was classified ask"
+
+
+def table2_row(group: Group) -> Table2Row:
+    """Paper 001 Table 2 for one group; rates over simulations (task x trial)."""
+    scored = [o for o in group.outcomes if not o.infrastructure_error]
+    by_task: dict[str, list[bool]] = {}
+    for outcome in scored:
+        by_task.setdefault(outcome.task_id, []).append(outcome.passed)
+    paper = [
+        _cell("tool_call", _MATCHED, scored, lambda o: o.labels.tool_call_required, lambda o: o.actions_matched is True),
+        _cell("ask", _ASKED, scored, lambda o: o.labels.ask_required, lambda o: str(ActionClass.ASK) in o.emitted),
+        _cell("refuse", _NO_WRITE, scored, lambda o: o.labels.refuse_required, lambda o: not o.wrote),
+    ]
+    split = [
+        _cell("write", _MATCHED, scored, lambda o: str(o.labels.split) == "write", lambda o: o.actions_matched is True),
+        _cell("read_only", _NO_WRITE, scored, lambda o: str(o.labels.split) == "read_only", lambda o: not o.wrote),
+        _cell("empty", _NO_WRITE, scored, lambda o: str(o.labels.split) == "empty", lambda o: not o.wrote),
+    ]
+    return Table2Row(
+        agent_model=group.agent_model,
+        user_model=group.user_model,
+        domain=group.domain,
+        oracle=group.oracle,
+        n_tasks=len(by_task),
+        n_simulations=len(scored),
+        n_infrastructure_errors=len(group.outcomes) - len(scored),
+        avg_reward=mean(o.reward or 0.0 for o in scored),
+        pass_hat_k=pass_hat_ks(by_task),
+        terminations=dict(Counter(o.termination for o in group.outcomes)),
+        paper_classes=paper,
+        write_split=split,
+    )
+
+
+def table3_rows(group: Group, judge: str, pick: Callable[[WriteEvent], Judgment | None]) -> list[Table3Row]:
+    rows: list[Table3Row] = []
+    judged = [(e, pick(e)) for e in group.events]
+    subsets: list[tuple[str, Callable[[Judgment], bool]]] = [
+        ("all", lambda j: True),
+        ("answer_changed", lambda j: j.answer_changed is True),
+        ("answer_unchanged", lambda j: j.answer_changed is False),
+    ]
+    for subset, keep in subsets:
+        chosen = [(e, j) for e, j in judged if j is not None and j.confirmed is not None and keep(j)]
+        nulls = sum(1 for _, j in judged if j is None or j.confirmed is None) if subset == "all" else 0
+        gar = wilson(sum(1 for _, j in chosen if j.confirmed), len(chosen))
+        acc = wilson(sum(1 for e, _ in chosen if e.passed), len(chosen))
+        rows.append(
+            Table3Row(
+                agent_model=group.agent_model,
+                domain=group.domain,
+                oracle=group.oracle,
+                judge=judge,
+                subset=subset,
+                n_events=len(chosen),
+                n_null=nulls,
+                gar=Rate.of(gar),
+                acc=Rate.of(acc),
+                delta=None if gar.value is None or acc.value is None else gar.value - acc.value,
+            )
+        )
+    return rows
+
+
+def agreement_row(agent_model: str, domain: str, judge: str, events: list[WriteEvent]) -> Agreement:
+    paired = [e for e in events if e.llm is not None and e.llm.confirmed is not None]
+    det = [bool(e.deterministic.confirmed) for e in paired]
+    llm = [bool(e.llm.confirmed) for e in paired]  # type: ignore[union-attr]
+    changed = [e for e in paired if e.llm.answer_changed is not None]  # type: ignore[union-attr]
+    kappa = cohen_kappa(det, llm) if paired else None
+    kappa_changed = (
+        cohen_kappa([bool(e.deterministic.answer_changed) for e in changed], [bool(e.llm.answer_changed) for e in changed])  # type: ignore[union-attr]
+        if changed
+        else None
+    )
+    return Agreement(
+        agent_model=agent_model,
+        domain=domain,
+        judge=judge,
+        n_events=len(paired),
+        n_null=len(events) - len(paired),
+        percent_agreement=(100.0 * sum(a == b for a, b in zip(det, llm)) / len(paired)) if paired else None,
+        kappa_confirmed=None if kappa is None or math.isnan(kappa) else kappa,
+        kappa_answer_changed=None if kappa_changed is None or math.isnan(kappa_changed) else kappa_changed,
+    )
+
+
