@@ -17,6 +17,7 @@ from __future__ import annotations
 import enum
 import json
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 
 from tooldiag.classify import ActionClass, classify_signals
@@ -93,6 +94,7 @@ def emitted_classes(text: str | None) -> set[ActionClass]:
     return set(classify_signals(classifier_text(text))) - {ActionClass.OTHER}
 
 
+@lru_cache(maxsize=8192)
 def consent_request(text: str | None) -> str | None:
     """The sentence in which the agent asks for consent, or ``None`` if it does not.
 
