@@ -228,7 +228,10 @@ def stratified_resample_means(
 def percentile_interval(distribution: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bounds along the last axis (linear interpolation, as ``scipy.stats.quantile``)."""
     alpha = (1.0 - confidence) / 2.0
-    q = np.quantile(np.asarray(distribution, dtype=float), [alpha, 1.0 - alpha], axis=-1)
+    dist = np.asarray(distribution, dtype=float)
+    # a resample without any unit for a cell (possible only in tiny cells) is skipped
+    quantile = np.nanquantile if np.isnan(dist).any() else np.quantile
+    q = quantile(dist, [alpha, 1.0 - alpha], axis=-1)
     return q[0], q[1]
 
 

@@ -99,7 +99,9 @@ def cell_statistics(frame: pd.DataFrame, settings: AnalysisSettings) -> CellStat
         return CellStats(pd.DataFrame(columns=columns), {}, np.zeros((0, settings.n_resamples)))
     conditions = ordered(frame["condition"], list(CONDITIONS))
     group_keys = ["judge", "generator", "difficulty"]
-    group = frame.groupby(group_keys, sort=True, observed=True).ngroup().to_numpy()
+    grouped = frame.groupby(group_keys, sort=True, observed=True)
+    group = grouped.ngroup().to_numpy()
+    group_names = [tuple(str(v) for v in key) for key in grouped.size().index]
     unit = frame.groupby([*group_keys, "record_id"], sort=True, observed=True).ngroup().to_numpy()
     cond = pd.Categorical(frame["condition"], categories=conditions).codes
     n_units = int(unit.max()) + 1
@@ -111,8 +113,6 @@ def cell_statistics(frame: pd.DataFrame, settings: AnalysisSettings) -> CellStat
     unit_dag[unit] = pd.factorize(frame["dag_type"], sort=True)[0]
     order = np.lexsort((unit_dag, unit_group))
     bounds = np.searchsorted(unit_group[order], np.arange(int(group.max()) + 2))
-    group_names = frame[group_keys].drop_duplicates().sort_values(group_keys).itertuples(index=False, name=None)
-    group_names = list(group_names)
 
     def one(g: int) -> tuple[np.ndarray, np.ndarray]:
         rows = order[bounds[g] : bounds[g + 1]]
