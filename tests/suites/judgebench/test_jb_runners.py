@@ -226,7 +226,7 @@ SLOW_JUDGE = textwrap.dedent(
         def __init__(self):
             self.inner = resolve_model("ref/jb-exact")
         async def generate(self, messages, tools=None, tool_choice=None, config=None, *, context=None):
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0.02)
             return await self.inner.generate(messages, tools, tool_choice, config, context=context)
 
     provider("slow")(lambda name, options: Slow())
