@@ -45,6 +45,9 @@ def test_table2_on_the_fixtures(fixture_report):
     assert (refuse.n_simulations, refuse.gar.count, refuse.acc.count) == (2, 1, 1)
     read_only = _cell(report, "retail", "write_split", "read_only")  # task 10: look-up + transfer
     assert (read_only.n_simulations, read_only.gar.count, read_only.acc.count) == (2, 2, 1)
+    transfer = _cell(report, "retail", "write_split", "transfer")  # only trial 0 hands over
+    assert (transfer.n_tasks, transfer.n_simulations, transfer.gar.count) == (1, 2, 1)
+    assert _cell(report, "airline", "write_split", "transfer").gar.count == 1
     airline = next(r for r in report.table2 if r.domain == "airline")
     assert (airline.n_tasks, airline.n_simulations, airline.n_infrastructure_errors) == (5, 5, 1)
     assert airline.pass_hat_k == {1: 1.0}

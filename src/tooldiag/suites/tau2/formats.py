@@ -59,7 +59,8 @@ _TABLE2_NOTE = (
 )
 _TABLE2B_NOTE = (
     "GAR signals: write = every reference action matched; read_only and empty = no write-tool call "
-    "(the correct end state is the initial database)."
+    "(the correct end state is the initial database); transfer (tasks whose reference path hands over "
+    "to a human, overlapping the others) = transfer_to_human_agents called."
 )
 _TABLE3_NOTE = (
     "Unit: one write-tool call. GAR = share of writes preceded by a consent request the user agreed to; "

@@ -74,6 +74,7 @@ def _cell(
 _NO_WRITE = "no write-tool call in the trajectory"
 _MATCHED = "every reference action matched by some tool call (recomputed)"
 _ASKED = "an agent message the user saw was classified ask"
+_TRANSFERRED = "transfer_to_human_agents called"
 
 
 def table2_row(group: Group) -> Table2Row:
@@ -91,6 +92,8 @@ def table2_row(group: Group) -> Table2Row:
         _cell("write", _MATCHED, scored, lambda o: str(o.labels.split) == "write", lambda o: o.actions_matched is True),
         _cell("read_only", _NO_WRITE, scored, lambda o: str(o.labels.split) == "read_only", lambda o: not o.wrote),
         _cell("empty", _NO_WRITE, scored, lambda o: str(o.labels.split) == "empty", lambda o: not o.wrote),
+        # Overlaps the rows above; tau2's DB check cannot see a missing transfer (notes §4).
+        _cell("transfer", _TRANSFERRED, scored, lambda o: o.labels.transfer_required, lambda o: o.transfer_called),
     ]
     return Table2Row(
         agent_model=group.agent_model,
