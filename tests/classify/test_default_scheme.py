@@ -90,3 +90,22 @@ def test_unknown_scheme_is_a_user_error():
 
     with pytest.raises(UserError, match="unknown classifier scheme"):
         classify("hi", scheme="fancy")
+
+
+@pytest.mark.timeout(20)
+def test_quoted_echo_masking_cannot_backtrack():
+    """A quote followed by a long line once made the echo pattern backtrack for ever
+    (seen on a real grok-4-fast tau2 message)."""
+    from tooldiag.classify.default import MAX_ANALYSED_CHARS
+
+    text = 'Please confirm by saying "yes" and let me know ' + "a " * (MAX_ANALYSED_CHARS // 2)
+    assert classify(text) in set(ActionClass)
+
+
+def test_short_quotes_pair_up_and_keep_the_text_between_them():
+    from tooldiag.classify.default import clean_for_cues
+
+    sentences = " ".join(clean_for_cues('Reply "yes" to confirm the cancellation of order #W1 (e.g., "Yes, cancel it").'))
+    assert "to confirm the cancellation" in sentences
+    masked = " ".join(clean_for_cues('I posted "this is the long tweet text" for you.'))
+    assert "long tweet" not in masked

@@ -40,7 +40,13 @@ _INLINE_CODE = re.compile(r"`[^`\n]{0,500}`")
 _URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+")
 # Double-quoted spans of four or more words are echoes (tweets, messages, file text);
 # short ones ("yes", "no longer needed") are kept because consent cues quote them.
-_LONG_QUOTE = re.compile(r"\"(?:[^\"\n]*?\s){3,}[^\"\n]*?\"")
+# Possessive quantifier: linear time on any input (the scan cannot backtrack).
+_QUOTED = re.compile(r'"[^"\n]*+"')
+
+
+def _mask_long_quote(match: re.Match[str]) -> str:
+    return ' "quoted text" ' if len(match.group(0)[1:-1].split()) >= 4 else match.group(0)
+
 _BLOCKQUOTE = re.compile(r"^\s*>.*$", re.MULTILINE)
 # Reasoning the model did not address to the user (Qwen3, DeepSeek-R1 style).
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
@@ -170,7 +176,7 @@ def clean_for_cues(text: str) -> list[str]:
     text = _INLINE_CODE.sub(" code ", text)
     text = _URL.sub(" link ", text)
     text = _BLOCKQUOTE.sub(" ", text)
-    text = _LONG_QUOTE.sub(' "quoted text" ', text)
+    text = _QUOTED.sub(_mask_long_quote, text)
     sentences = (expand_contractions(fold(part)).strip() for line in text.split("\n") for part in _SENTENCE_BREAK.split(line))
     return [s for s in sentences if s]
 

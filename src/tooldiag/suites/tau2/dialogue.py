@@ -71,27 +71,11 @@ def is_greeting(message: MessageRecord, index: int) -> bool:
     return index == 0 and (message.content or "").strip() == AGENT_GREETING
 
 
-_DOUBLE_QUOTES = str.maketrans({c: "'" for c in '"\u201c\u201d\u201e\u201f'})
-
-
-def classifier_text(text: str) -> str:
-    """The message as handed to the classifier: double quotes made single.
-
-    The ``default`` scheme drops double-quoted spans of four or more words as echoes.
-    tau2 agents quote short tokens, not echoes (``reply "yes" to confirm your choice
-    (e.g., "Yes, Option 1")``), so that rule deletes the text *between* two quotes and
-    loses the request; its pattern also backtracks exponentially on a quote followed by
-    a long line (a message of the shared grok-4-fast results never returns). Single
-    quotes avoid both and keep every cue: the consent cues accept either quote style.
-    """
-    return text.translate(_DOUBLE_QUOTES)
-
-
 def emitted_classes(text: str | None) -> set[ActionClass]:
     """Classes one user-visible agent message shows evidence of (multi-label)."""
     if not text or not text.strip():
         return set()
-    return set(classify_signals(classifier_text(text))) - {ActionClass.OTHER}
+    return set(classify_signals(text)) - {ActionClass.OTHER}
 
 
 @lru_cache(maxsize=8192)
@@ -103,11 +87,11 @@ def consent_request(text: str | None) -> str | None:
     stated in an earlier sentence). The sentence returned is the first that shows
     ``confirm`` alone, else the last sentence, which is where requests usually sit.
     """
-    if not text or not text.strip() or ActionClass.CONFIRM not in classify_signals(classifier_text(text)):
+    if not text or not text.strip() or ActionClass.CONFIRM not in classify_signals(text):
         return None
     parts = sentences(text)
     for sentence in parts:
-        if ActionClass.CONFIRM in classify_signals(classifier_text(sentence)):
+        if ActionClass.CONFIRM in classify_signals(sentence):
             return sentence
     return parts[-1] if parts else text.strip()
 
