@@ -31,6 +31,10 @@ class TaskContext:
     turn_index: int = 0
     step_index: int = 0
     answer_key: dict[str, Any] = field(default_factory=dict)
+    #: Which draw of the same request this is. A runner that re-asks after an
+    #: unusable answer (a judge's unparseable verdict) raises it, so that the
+    #: response cache, which keys on it, returns a new draw instead of the old one.
+    sample: int = 0
 
 
 @dataclass

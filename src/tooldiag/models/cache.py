@@ -4,7 +4,8 @@ Re-running a report, a probe or a crashed run must not pay for (or wait for) ans
 it already has. The key is the SHA-256 of a canonical JSON of everything that
 determines the answer: provider, model name, messages, tools, tool choice and the
 generation config without its timeout (a timeout changes whether an answer arrives,
-not what it says). The endpoint URL is deliberately not part of the key, so a vLLM
+not what it says), and the request's ``TaskContext.sample`` when it is not 0 (a runner
+re-asking after an unusable answer wants a new draw, not the cached one). The endpoint URL is deliberately not part of the key, so a vLLM
 server restarted on another port still hits; use ``--no-cache`` when the weights
 behind a model name changed.
 
@@ -70,6 +71,7 @@ def cache_key(
     tools: list[ToolSpec] | None,
     tool_choice: ToolChoice,
     config: GenerationConfig,
+    sample: int = 0,
 ) -> str:
     """SHA-256 hex digest identifying one request's answer (see the module docstring).
 
@@ -80,7 +82,8 @@ def cache_key(
     never a wrong hit.
     """
     digest = hashlib.sha256()
-    header = json.dumps([CACHE_FORMAT, provider, model, tool_choice], ensure_ascii=False)
+    parts = [CACHE_FORMAT, provider, model, tool_choice] + ([sample] if sample else [])
+    header = json.dumps(parts, ensure_ascii=False)
     for part in (
         header.encode("utf-8"),
         _MESSAGES.dump_json(messages, exclude_defaults=True),
@@ -188,7 +191,8 @@ class CachedBackend(ModelBackend):
         config = config or GenerationConfig()
         if config.temperature != 0:
             return await self.inner.generate(messages, tools, tool_choice, config, context=context)
-        key = cache_key(self.provider, self.model, messages, tools, tool_choice, config)
+        sample = context.sample if context is not None else 0
+        key = cache_key(self.provider, self.model, messages, tools, tool_choice, config, sample)
         hit = self.cache.get(key)
         if hit is not None:
             return hit

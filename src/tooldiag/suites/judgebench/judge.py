@@ -232,6 +232,7 @@ def _context(plan: _Plan, attempt: int, metric: str | None = None) -> TaskContex
         case_id=plan.record.id,
         category=plan.condition,
         step_index=attempt,
+        sample=attempt,
         answer_key={
             "role": "judge",
             "condition": plan.condition,
