@@ -36,6 +36,7 @@ import hashlib
 import json
 import random
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -273,6 +274,12 @@ class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
     allow_reuse_address = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients that vanish (timed out, killed) are routine here, not worth a traceback."""
+        error = sys.exc_info()[1]
+        if not isinstance(error, (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
 
 
 def _openai_body(reply: Reply, request_body: dict[str, Any], serial: int) -> dict[str, Any]:
