@@ -17,7 +17,7 @@ from tooldiag.trajectory import GenerationConfig
 
 BaseUrl = Annotated[
     str | None,
-    typer.Option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (vLLM, SGLang, Ollama, llama.cpp).", rich_help_panel="Model"),
+    typer.Option("--base-url", help="Endpoint, e.g. http://127.0.0.1:8000/v1 for vLLM, SGLang, Ollama, llama.cpp (openai/* also reads OPENAI_BASE_URL).", rich_help_panel="Model"),
 ]
 ApiKeyEnv = Annotated[
     str | None,
