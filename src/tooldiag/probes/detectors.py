@@ -60,25 +60,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tooldiag.classify.cues import QUOTE_FOLD
 from tooldiag.trajectory import Emission, ToolCall, ToolSpec
 
 #: The gold action class names (values of ``tooldiag.classify.ActionClass``).
 TOOL_CALL, ASK, REFUSE = "tool_call", "ask", "refuse"
 
-_QUOTE_FOLD = str.maketrans(
-    {
-        "\u2018": "'",
-        "\u2019": "'",
-        "\u201a": "'",
-        "\u201b": "'",
-        "\u201c": '"',
-        "\u201d": '"',
-        "\u201e": '"',
-        "\u201f": '"',
-        "\u00b4": "'",
-        "\u02bc": "'",
-    }
-)
 _SPACES = re.compile(r"\s+")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
 _EXECUTION_ERROR_PREFIX = "Error during execution"
@@ -179,7 +166,7 @@ def is_asking_response(text: str | None) -> bool:
         return False
     if "?" in text:
         return True
-    lower = text.translate(_QUOTE_FOLD).lower()
+    lower = text.translate(QUOTE_FOLD).lower()
     return any(phrase in lower for phrase in SRI_ASKING_PHRASES)
 
 
@@ -226,7 +213,7 @@ def detect_halt(
 # -- call detector ----------------------------------------------------------------------
 def fold_text(text: str) -> str:
     """Quotes folded to ASCII, case-folded, whitespace collapsed."""
-    return _SPACES.sub(" ", text.translate(_QUOTE_FOLD).casefold()).strip()
+    return _SPACES.sub(" ", text.translate(QUOTE_FOLD).casefold()).strip()
 
 
 def _as_number(value: Any) -> float | None:
@@ -268,7 +255,7 @@ class Antecedents:
     def from_texts(cls, texts: Iterable[str]) -> Antecedents:
         parts = [t for t in texts if t]
         joined = "\n".join(parts)
-        return cls(text=fold_text(joined), numbers=frozenset(numbers_in(joined.translate(_QUOTE_FOLD))))
+        return cls(text=fold_text(joined), numbers=frozenset(numbers_in(joined.translate(QUOTE_FOLD))))
 
     def resolves(self, value: Any, schema: dict[str, Any] | None = None) -> bool:
         """True when ``value`` has an antecedent (see the module doc for the rules)."""

@@ -156,3 +156,22 @@ def test_results_equal_bfcl_executor_on_ground_truth_and_errors():
             for step in item["steps"]
         ]
         assert ours == their_results, item["id"]
+
+
+def test_numeric_arithmetic_as_eval_gives_it_and_nothing_more():
+    results = run(
+        [
+            "add(a=2 * 3, b=-1)",
+            "add(a=2 ** 10, b=+0.5)",
+            "add(a=9 ** 9 ** 9, b=1)",
+            "add(a='a' * 10, b=1)",
+            "add(a=1 << 10**9, b=1)",
+        ],
+        config={},
+        classes=("MathAPI",),
+    )
+    assert json.loads(results[0]) == {"result": 5}
+    assert json.loads(results[1]) == {"result": 1024.5}
+    assert results[2] == "Error during execution: integer result too large to compute"
+    assert results[3] == "Error during execution: arithmetic is only computed on numbers"
+    assert results[4] == "Error during execution: integer result too large to compute"

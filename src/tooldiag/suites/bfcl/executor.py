@@ -15,7 +15,7 @@ legitimate call, and nothing else:
 * the same denylist check (``kill``, ``exit``, ``quit``, ``remove``, ``unlink``,
   ``popen``, ``Popen``, ``run``) with BFCL's message;
 * instead of ``eval``: ``ast.parse`` and a restricted interpreter that accepts only
-  literals (and plain arithmetic on numbers) and calls of the form
+  literals (and numeric arithmetic, :mod:`~tooldiag.suites.bfcl.arithmetic`) and calls of the form
   ``<known instance>.<public method>(...)``; anything else (an unknown name, attribute
   chains, subscripts, lambdas, comprehensions) becomes
   ``"Error during execution: name '...' is not defined"`` and is never executed;
@@ -41,10 +41,11 @@ import copy
 import importlib
 import inspect
 import json
-import operator
 import re
 import threading
 from typing import Any
+
+from tooldiag.suites.bfcl import arithmetic
 
 #: ``kill, exit, ...``: the names BFCL refuses before ``eval``.
 DENYLIST = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")
@@ -55,16 +56,6 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CREATE_LOCK = threading.Lock()
 _PUBLIC_METHODS: dict[type, tuple[str, ...]] = {}
 _PRISTINE_EXTENSIONS: dict[str, Any] | None = None
-
-_ARITHMETIC = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-}
-
 
 class UnsafeCall(Exception):
     """A call string that is not ``<instance>.<method>(<literals>)``; never executed."""
@@ -222,16 +213,10 @@ class BackendSession:
             if any(k is None for k in node.keys):
                 raise UnsafeCall("dict unpacking is not supported")
             return {self._value(k, methods): self._value(v, methods) for k, v in zip(node.keys, node.values)}
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            operand = self._value(node.operand, methods)
-            if type(operand) not in (int, float, complex):
-                raise UnsafeCall("unary operator on a non-number")
-            return -operand if isinstance(node.op, ast.USub) else +operand
-        if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
-            left, right = self._value(node.left, methods), self._value(node.right, methods)
-            if type(left) not in (int, float) or type(right) not in (int, float):
-                raise UnsafeCall("arithmetic is only allowed on numbers")
-            return _ARITHMETIC[type(node.op)](left, right)
+        if isinstance(node, ast.UnaryOp):
+            return arithmetic.unary(node.op, self._value(node.operand, methods))
+        if isinstance(node, ast.BinOp):
+            return arithmetic.binary(node.op, self._value(node.left, methods), self._value(node.right, methods))
         raise UnsafeCall(f"name '{ast.unparse(node)}' is not defined")
 
     def _call(self, node: ast.Call, methods: dict[str, str]) -> Any:

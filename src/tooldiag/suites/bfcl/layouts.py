@@ -41,13 +41,13 @@ from __future__ import annotations
 
 import ast
 import json
-import operator
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from tooldiag.suites.bfcl.arithmetic import NUMBER_TYPES, ArithmeticRefused, binary, unary
 from tooldiag.suites.bfcl.decode import DecodeError, convert_to_function_call
 from tooldiag.trajectory import ToolCall
 
@@ -115,23 +115,6 @@ def decode_fenced_python(result: Any) -> list[str]:
 
 
 # -- prompt: default_decode_execute_prompting, ast_parse, resolve_ast_* ----------------
-_ARITHMETIC = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-    ast.BitOr: operator.or_,
-    ast.BitAnd: operator.and_,
-    ast.BitXor: operator.xor,
-    ast.LShift: operator.lshift,
-    ast.RShift: operator.rshift,
-}
-_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert, ast.Not: operator.not_}
-_NUMBER_TYPES = (int, float, complex, bool)
-_MAX_INT_BITS = 100_000
 
 
 class UnsafeExpression(DecodeError):
@@ -140,22 +123,15 @@ class UnsafeExpression(DecodeError):
 
 def _arithmetic(node: ast.AST) -> Any:
     """Numeric arithmetic on number literals: what ``eval`` of a BinOp gives, nothing more."""
-    if isinstance(node, ast.Constant) and type(node.value) in _NUMBER_TYPES:
-        return node.value
-    if isinstance(node, ast.UnaryOp):
-        return _UNARY[type(node.op)](_arithmetic(node.operand))
-    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
-        left, right = _arithmetic(node.left), _arithmetic(node.right)
-        integers = type(left) in (int, bool) and type(right) in (int, bool)
-        if integers and isinstance(node.op, ast.Pow) and right > 0 and abs(left) > 1:
-            if int(right) * int(left).bit_length() > _MAX_INT_BITS:
-                raise UnsafeExpression("integer result too large to compute")
-        if integers and isinstance(node.op, ast.LShift) and left and int(right) + int(left).bit_length() > _MAX_INT_BITS:
-            raise UnsafeExpression("integer result too large to compute")
-        if integers and isinstance(node.op, ast.Mult):
-            if int(left).bit_length() + int(right).bit_length() > _MAX_INT_BITS:
-                raise UnsafeExpression("integer result too large to compute")
-        return _ARITHMETIC[type(node.op)](left, right)
+    try:
+        if isinstance(node, ast.Constant) and type(node.value) in NUMBER_TYPES:
+            return node.value
+        if isinstance(node, ast.UnaryOp):
+            return unary(node.op, _arithmetic(node.operand))
+        if isinstance(node, ast.BinOp):
+            return binary(node.op, _arithmetic(node.left), _arithmetic(node.right))
+    except ArithmeticRefused as exc:
+        raise UnsafeExpression(str(exc)) from None
     raise UnsafeExpression(f"BFCL would eval {ast.unparse(node)!r}; only numeric arithmetic is computed")
 
 
@@ -165,7 +141,7 @@ def _resolve_value(value: ast.AST) -> Any:
         return "..." if value.value is Ellipsis else value.value
     if isinstance(value, ast.UnaryOp):
         # BFCL: ``-value.operand.value`` whatever the operator (so ``+5`` -> -5, ``not True`` -> -1).
-        if not isinstance(value.operand, ast.Constant) or type(value.operand.value) not in _NUMBER_TYPES:
+        if not isinstance(value.operand, ast.Constant) or type(value.operand.value) not in NUMBER_TYPES:
             raise DecodeError(f"unary operator on {ast.unparse(value.operand)!r}")
         return -value.operand.value
     if isinstance(value, ast.List):
