@@ -128,4 +128,4 @@ def classify_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("classify")(classify_command)
+    app.command("classify", rich_help_panel="Action-class diagnostic")(classify_command)

@@ -22,8 +22,12 @@ def demo_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the demo's runs and reports.")] = Path("tooldiag-demo"),
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
-    """Run the reference policies through BFCL multi-turn (800 cases each) and the judge
-    pipeline on built-in records, then print and write the reports. Re-running resumes."""
+    """Everything offline: reference policies through all 800 BFCL cases, Table 1, judge pipeline.
+
+    Runs ref/oracle, ref/overcall and ref/halt through BFCL multi-turn, prints the
+    action-class diagnostic and writes it in every format, then runs the judge-reliability
+    pipeline with reference generators and judges on the built-in records. Re-running resumes.
+    """
     from rich.console import Console
     from rich.markdown import Markdown
 
@@ -60,4 +64,4 @@ def demo_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("demo")(demo_command)
+    app.command("demo", rich_help_panel="Start here")(demo_command)

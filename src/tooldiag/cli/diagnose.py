@@ -55,4 +55,4 @@ def diagnose_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("diagnose")(diagnose_command)
+    app.command("diagnose", rich_help_panel="Action-class diagnostic")(diagnose_command)

@@ -44,8 +44,11 @@ def export_command(
     format: Annotated[str, typer.Option("--format", "-f", help="jsonl (one case per line) or bfcl (BFCL result files in --out).")] = "jsonl",
     out: Annotated[Path | None, typer.Option("--out", help="Output file (jsonl; default stdout) or folder (bfcl).")] = None,
 ) -> None:
-    """Export a run: per case `case_id`, `category`, `passed`, `error_type` and `turns`
-    (each a list of emissions with `text` and `tool_calls` [{`name`, `arguments`}])."""
+    """Export a run as JSONL (one case per line) or as BFCL result files.
+
+    Each JSONL line has case_id, category, status, passed, error_type and turns (per turn a
+    list of emissions with text and tool_calls [{name, arguments}]).
+    """
     from tooldiag.errors import UserError
     from tooldiag.store import RunStore
 
@@ -73,4 +76,4 @@ def export_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("export")(export_command)
+    app.command("export", rich_help_panel="Run benchmarks")(export_command)

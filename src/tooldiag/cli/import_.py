@@ -48,4 +48,4 @@ def import_bfcl_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(import_app, name="import")
+    app.add_typer(import_app, name="import", rich_help_panel="Run benchmarks")

@@ -269,4 +269,4 @@ def records_command(records: Records = "builtin") -> None:
 
 
 def register(root: typer.Typer) -> None:
-    root.add_typer(app, name="judgebench")
+    root.add_typer(app, name="judgebench", rich_help_panel="Judge reliability")

@@ -20,9 +20,12 @@ COMMAND_MODULES = [
     "tooldiag.cli.run",
     "tooldiag.cli.import_",
     "tooldiag.cli.export",
-    "tooldiag.cli.classify", "tooldiag.cli.report", "tooldiag.cli.diagnose",
-    "tooldiag.cli.judgebench", "tooldiag.cli.score_plan",
+    "tooldiag.cli.report",
+    "tooldiag.cli.classify",
+    "tooldiag.cli.diagnose",
     "tooldiag.cli.tau2",
+    "tooldiag.cli.judgebench",
+    "tooldiag.cli.score_plan",
 ]
 
 app = typer.Typer(

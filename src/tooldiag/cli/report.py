@@ -90,4 +90,4 @@ def report_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("report")(report_command)
+    app.command("report", rich_help_panel="Action-class diagnostic")(report_command)

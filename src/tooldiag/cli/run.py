@@ -109,4 +109,4 @@ def run_bfcl_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(run_app, name="run")
+    app.add_typer(run_app, name="run", rich_help_panel="Run benchmarks")

@@ -107,4 +107,4 @@ def _flush(batch: list[tuple[int, dict]], schema_aware: bool, name: str, sink) -
 
 
 def register(app: typer.Typer) -> None:
-    app.command("score-plan")(score_plan_command)
+    app.command("score-plan", rich_help_panel="Judge reliability")(score_plan_command)

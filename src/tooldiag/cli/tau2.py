@@ -101,4 +101,4 @@ def ask_scan_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(tau2_app, name="tau2")
+    app.add_typer(tau2_app, name="tau2", rich_help_panel="Action-class diagnostic")
