@@ -221,9 +221,14 @@ class RunConfig(_Model):
     extra: dict[str, Any] = Field(default_factory=dict)
 
     def identity(self) -> dict[str, Any]:
-        """The fields that must match for a resume (``limit``/``case_ids`` may grow a run)."""
+        """The fields that must match for a resume.
+
+        ``limit``/``case_ids`` may grow a run; ``base_url`` may change (a server restarted
+        on another port serves the same model); the request timeout changes whether an
+        answer arrives, not what it says.
+        """
         data = self.model_dump(mode="json")
-        for key in ("limit", "case_ids"):
+        for key in ("limit", "case_ids", "base_url"):
             data.pop(key, None)
         data["generation"].pop("timeout_s", None)
         return data

@@ -154,7 +154,7 @@ class RunStore:
                     f"{run_dir} holds a different run ({'; '.join(diffs[:4])})",
                     hint="use a new --run-dir, or repeat the original command to resume",
                 )
-            if config.limit != store.config.limit or config.case_ids != store.config.case_ids:
+            if config != store.config:
                 store._set_meta("config", config.model_dump_json())
                 store.config = config
             return store
