@@ -112,6 +112,15 @@ def test_per_difficulty_rows_are_merged(tmp_path):
         ),
         ('{"id": "a", "dag_type": "linear", "user_message": "q", "available_tools": "[oops"}\n', "not valid JSON"),
         ('{"id": "a", "dag_type": "linear", "user_message": "q", "difficulty": "extreme"}\n', "difficulty"),
+        (
+            '{"id": "a", "dag_type": "linear", "user_message": "q", "available_tools": [{"function": {"description": "d"}}]}\n',
+            "tool 0 has no name",
+        ),
+        (
+            '{"id": "a", "dag_type": "linear", "user_message": "q", '
+            '"expected_responses": [{"role": "assistant", "tool_calls": [{"function": {"arguments": {}}}]}]}\n',
+            "record 'a' is invalid: .*reference call 0 .* has no tool name",
+        ),
     ],
 )
 def test_bad_files_are_user_errors(tmp_path, content, message):

@@ -92,7 +92,7 @@ def records_from_rows(rows: Iterable[dict[str, Any]], origin: str) -> list[Judge
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             raise UserError(
-                f"{origin}: record {key!r} is invalid at {where}: {first['msg']}",
+                f"{origin}: record {key!r} is invalid{f' at {where}' if where else ''}: {first['msg']}",
                 hint="records need id, dag_type, user_message, available_tools, expected_responses",
             ) from None
     return records

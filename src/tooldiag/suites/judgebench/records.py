@@ -15,7 +15,7 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tooldiag.trajectory import ToolSpec
 
@@ -73,6 +73,23 @@ class JudgeBenchRecord(BaseModel):
     @classmethod
     def _json_columns(cls, value: Any, info: Any) -> Any:
         return _decode_json(value, info.field_name)
+
+    @field_validator("available_tools", mode="after")
+    @classmethod
+    def _tools_named(cls, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for i, tool in enumerate(value):
+            body = tool.get("function", tool)
+            name = body.get("name") if isinstance(body, dict) else None
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"tool {i} has no name (write {{'type': 'function', 'function': {{'name': ...}}}})")
+        return value
+
+    @model_validator(mode="after")
+    def _reference_calls_named(self) -> JudgeBenchRecord:
+        for i, call in enumerate(self.expected_calls()):
+            if not isinstance(call.get("name"), str) or not call["name"]:
+                raise ValueError(f"reference call {i} in expected_responses has no tool name")
+        return self
 
     # ------------------------------------------------------------------ queries
 
