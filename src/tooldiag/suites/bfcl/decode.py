@@ -13,24 +13,30 @@ import json
 from typing import Any
 
 from tooldiag.suites.bfcl.executor import render_call
-from tooldiag.trajectory import Emission
+from tooldiag.trajectory import Emission, ToolCall
 
 
 class DecodeError(Exception):
     """The step holds no decodable call list (BFCL's decode raised)."""
 
 
+def _arguments_item(call: ToolCall) -> str | None:
+    """The arguments as the OpenAI SDK hands them to BFCL: the raw text, else ``None``.
+
+    A server that sends no ``arguments`` (or ``null``) gives BFCL ``None``, on which its
+    decode fails and the turn ends; it is not read as a call without arguments.
+    """
+    if call.raw_arguments is not None:
+        return call.raw_arguments
+    if call.arguments is not None:  # built by a harness-side policy, not parsed from text
+        return json.dumps(call.arguments)
+    return None
+
+
 def fc_result_item(emission: Emission) -> Any:
     """The step as BFCL's OpenAI FC handler records it in ``result``."""
     if emission.tool_calls:
-        return [
-            {
-                call.name: call.raw_arguments
-                if call.raw_arguments is not None
-                else json.dumps(call.arguments if call.arguments is not None else {})
-            }
-            for call in emission.tool_calls
-        ]
+        return [{call.name: _arguments_item(call)} for call in emission.tool_calls]
     return emission.text
 
 
