@@ -128,6 +128,30 @@ def test_parse_variants_content_parts_legacy_function_call_and_missing_name():
     assert parse_chat_completion(decoded).tool_calls[0].arguments == {"a": 1}
 
 
+def test_odd_metadata_keeps_the_answer():
+    """Content null beside tool calls, odd usage and finish_reason, extra fields: the answer stands."""
+    body = {
+        "id": "x",
+        "system_fingerprint": "fp",
+        "choices": [
+            {
+                "index": 0,
+                "logprobs": None,
+                "finish_reason": 1,
+                "message": {"role": "assistant", "content": None, "refusal": None, "annotations": [],
+                            "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+            }
+        ],
+        "usage": {"prompt_tokens": 12.0, "completion_tokens": "n/a", "prompt_tokens_details": {"cached_tokens": 0}},
+    }
+    emission = parse_chat_completion(body)
+    assert emission.text is None and emission.tool_calls[0].arguments == {}
+    assert emission.finish_reason is None
+    assert (emission.usage.input_tokens, emission.usage.output_tokens) == (12, None)
+    body.pop("usage")
+    assert parse_chat_completion(body).usage is None
+
+
 @pytest.mark.parametrize(
     "body", [[], {"choices": []}, {"choices": [{"text": "completion-style"}]}, {"choices": [{"message": {"tool_calls": 3}}]}]
 )

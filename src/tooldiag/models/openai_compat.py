@@ -116,6 +116,17 @@ def _tool_call(raw: Any, index: int) -> ToolCall:
     return call
 
 
+def _token_count(value: Any) -> int | None:
+    """A usage count, or ``None`` when the server sent something else (never fatal)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
 def parse_chat_completion(body: Any) -> Emission:
     """An OpenAI chat-completion body -> :class:`Emission` (without latency).
 
@@ -143,14 +154,16 @@ def parse_chat_completion(body: Any) -> Emission:
         calls = [_tool_call({"function": legacy}, 0)]
     reasoning = message.get("reasoning_content") or message.get("reasoning")
     usage = body.get("usage")
+    finish_reason = choice.get("finish_reason")
+    # usage and finish_reason are metadata: an odd value there must not discard the answer
     return Emission(
         text=_content_text(message.get("content")),
         tool_calls=calls,
         reasoning=reasoning if isinstance(reasoning, str) else None,
-        finish_reason=choice.get("finish_reason"),
+        finish_reason=finish_reason if isinstance(finish_reason, str) else None,
         usage=Usage(
-            input_tokens=usage.get("prompt_tokens"),
-            output_tokens=usage.get("completion_tokens"),
+            input_tokens=_token_count(usage.get("prompt_tokens")),
+            output_tokens=_token_count(usage.get("completion_tokens")),
         )
         if isinstance(usage, dict)
         else None,
