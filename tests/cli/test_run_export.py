@@ -40,6 +40,22 @@ def test_export_bfcl_format_roundtrip(tmp_path):
     assert isinstance(first_step, list) and isinstance(next(iter(first_step[0].values())), str)
 
 
+def test_export_out_paths(tmp_path):
+    """A jsonl --out in a new folder is created; a folder/file mix-up is one clear line."""
+    main(["run", "bfcl", "--model", "ref/halt", "--run-dir", str(tmp_path / "r"), "--categories", "base", "--limit", "1", "-q"])
+    nested = tmp_path / "new" / "deeper" / "run.jsonl"
+    main(["export", str(tmp_path / "r"), "--out", str(nested)])
+    assert json.loads(nested.read_text())["case_id"] == "multi_turn_base_0"
+    for args, message in (
+        (["--out", str(tmp_path)], "is a folder"),
+        (["--format", "bfcl", "--out", str(nested)], "is a file"),
+    ):
+        proc = cli("export", str(tmp_path / "r"), *args)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert proc.stderr.startswith("error: ") and message in proc.stderr
+    assert json.loads(nested.read_text())["case_id"] == "multi_turn_base_0"
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

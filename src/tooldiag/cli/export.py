@@ -39,6 +39,19 @@ def case_json(record) -> dict[str, Any]:
     }
 
 
+def _open_output(out: Path):
+    """The --out file for writing (its folder created), or one clear error."""
+    from tooldiag.errors import UserError
+
+    if out.is_dir():
+        raise UserError(f"--out {out} is a folder; --format jsonl writes a file", hint="give a file path, e.g. --out run.jsonl")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return out.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write {out} ({exc.strerror or exc})", hint="give a writable file path for --out") from None
+
+
 def export_command(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
     format: Annotated[str, typer.Option("--format", "-f", help="jsonl (one case per line) or bfcl (BFCL result files in --out).")] = "jsonl",
@@ -55,7 +68,7 @@ def export_command(
     store = RunStore.open(run_dir)
     try:
         if format == "jsonl":
-            handle = sys.stdout if out is None else out.open("w", encoding="utf-8")
+            handle = sys.stdout if out is None else _open_output(out)
             try:
                 for record in store.iter_cases():
                     handle.write(json.dumps(case_json(record), ensure_ascii=False) + "\n")
@@ -67,7 +80,12 @@ def export_command(
                 raise UserError("--format bfcl writes a folder", hint="add --out FOLDER")
             from tooldiag.suites.bfcl.export import write_bfcl_results
 
-            paths = write_bfcl_results(store, out)
+            if out.exists() and not out.is_dir():
+                raise UserError(f"--out {out} is a file; --format bfcl writes a folder", hint="give a folder path for --out")
+            try:
+                paths = write_bfcl_results(store, out)
+            except OSError as exc:
+                raise UserError(f"cannot write BFCL result files to {out} ({exc.strerror or exc})", hint="give a writable folder for --out") from None
             typer.echo("\n".join(str(p) for p in paths))
         else:
             raise UserError(f"unknown export format {format!r}", hint="use --format jsonl or --format bfcl")
