@@ -188,6 +188,7 @@ BAD_INPUTS = {
         [("BFCL_v4_multi_turn_base_result.json", json.dumps({"id": "multi_turn_base_0", "result": ["[cd(folder='a')]"]}) + "\n")],
         "turn 0 fits no BFCL layout",
     ),
+    "not UTF-8": ([("BFCL_v4_multi_turn_base_result.json", b'{"id": "multi_turn_base_0", "result": []}\n\xff\xfe{"id"\n')], "line 2 is not UTF-8 text"),
     "two files for one category": (
         [("BFCL_v4_multi_turn_base_result.json", ""), ("BFCL_v3_multi_turn_base_result.json", "")],
         "2 result files for base",
@@ -202,7 +203,7 @@ def test_bad_folders_raise_one_clear_error_and_store_nothing(kind, tmp_path):
     if files is not None:
         folder.mkdir()
         for name, text in files:
-            (folder / name).write_text(text)
+            (folder / name).write_bytes(text) if isinstance(text, bytes) else (folder / name).write_text(text)
     with pytest.raises(UserError) as info:
         import_bfcl_results(folder, "m", tmp_path / "run")
     assert expected in info.value.message

@@ -122,40 +122,55 @@ def find_result_files(folder: str | Path) -> list[tuple[str, Path]]:
 def read_result_file(path: Path, category: str) -> list[ResultEntry]:
     """The JSONL entries of one result file, checked for shape, sorted by id as BFCL does."""
     entries: list[ResultEntry] = []
-    seen: dict[str, int] = {}
     prefix = f"multi_turn_{category}_"
-    with path.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(
-                    f"{path} line {line_no} is not JSON ({exc.msg} at column {exc.colno})",
-                    hint="result files hold one JSON object per line; restore the file from `bfcl generate`",
-                ) from None
-            if not isinstance(data, dict) or "id" not in data or "result" not in data:
-                raise UserError(
-                    f"{path} line {line_no} is not a BFCL result entry (needs \"id\" and \"result\"): {_excerpt(data)}",
-                    hint="give the result files of `bfcl generate`, not score files",
-                )
-            case_id = data["id"]
-            number = case_id[len(prefix):] if isinstance(case_id, str) and case_id.startswith(prefix) else ""
-            if not number.isdigit():
-                raise UserError(
-                    f"{path} line {line_no}: id {case_id!r} is not a {category} case",
-                    hint=f"ids in this file look like {prefix}0; check the file name matches its content",
-                )
-            if case_id in seen:
-                raise UserError(
-                    f"{path} line {line_no}: id {case_id} repeats line {seen[case_id]}",
-                    hint="keep one result per case (bfcl generate --allow-overwrite rewrites the file)",
-                )
-            seen[case_id] = line_no
-            entries.append(ResultEntry(case_id, line_no, data))
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise UserError(f"cannot read {path} ({exc.strerror or exc})", hint="check the file's permissions") from None
+    with handle:
+        _read_lines(path, handle, prefix, category, entries)
     entries.sort(key=lambda e: int(e.case_id.rsplit("_", 1)[1]))
     return entries
+
+
+def _read_lines(path: Path, handle, prefix: str, category: str, entries: list[ResultEntry]) -> None:
+    seen: dict[str, int] = {}
+    for line_no, raw_line in enumerate(handle, start=1):
+        try:
+            line = raw_line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UserError(
+                f"{path} line {line_no} is not UTF-8 text ({exc.reason} at byte {exc.start})",
+                hint="result files are UTF-8 JSONL; restore the file from `bfcl generate`",
+            ) from None
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(
+                f"{path} line {line_no} is not JSON ({exc.msg} at column {exc.colno})",
+                hint="result files hold one JSON object per line; restore the file from `bfcl generate`",
+            ) from None
+        if not isinstance(data, dict) or "id" not in data or "result" not in data:
+            raise UserError(
+                f"{path} line {line_no} is not a BFCL result entry (needs \"id\" and \"result\"): {_excerpt(data)}",
+                hint="give the result files of `bfcl generate`, not score files",
+            )
+        case_id = data["id"]
+        number = case_id[len(prefix):] if isinstance(case_id, str) and case_id.startswith(prefix) else ""
+        if not number.isdigit():
+            raise UserError(
+                f"{path} line {line_no}: id {case_id!r} is not a {category} case",
+                hint=f"ids in this file look like {prefix}0; check the file name matches its content",
+            )
+        if case_id in seen:
+            raise UserError(
+                f"{path} line {line_no}: id {case_id} repeats line {seen[case_id]}",
+                hint="keep one result per case (bfcl generate --allow-overwrite rewrites the file)",
+            )
+        seen[case_id] = line_no
+        entries.append(ResultEntry(case_id, line_no, data))
 
 
 def _check_structure(path: Path, entry: ResultEntry) -> None:
