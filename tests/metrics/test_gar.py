@@ -138,5 +138,9 @@ def test_bfcl_gold_turns():
     assert bfcl_gold_turns("miss_func", [1, 1, 0, 1], give_back_turns=[3]) == (2,)  # miss_func_0 shape
     assert bfcl_gold_turns("miss_func", [1, 0, 1, 0, 1], give_back_turns=None) == (1, 3)
     assert bfcl_gold_turns("miss_param", [1, 0, 2]) == (1,)
+    # miss_param_167 / _180: the closing GT-empty turns inherited from base are not gold
+    assert bfcl_gold_turns("miss_param", [1, 0, 2, 1, 1, 0]) == (1,)
+    assert bfcl_gold_turns("miss_param", [1, 0, 2, 1, 0, 0, 2]) == (1,)
+    assert bfcl_gold_turns("miss_param", [1, 0]) == (1,)
     assert bfcl_gold_turns("tau2_airline", [1]) is None
     assert bfcl_gold_turns("base", None) is None

@@ -278,9 +278,12 @@ def bfcl_gold_turns(category: str, ground_truth_sizes: Sequence[int] | None, giv
     * miss_func (gold refuse): the turn just before each give-back turn, i.e. the
       GT-empty turn whose request needs the held-out function (notes bfcl-multi-turn
       §1); without give-back data, every GT-empty turn.
-    * miss_param (gold ask): every GT-empty turn (the turn whose request omits the
-      parameter; in the 2 cases inherited from base 167/180 this also includes their
-      original GT-empty turns, which the paper's sidecar file would leave out).
+    * miss_param (gold ask): the turn BFCL inserted, which omits a value: the first
+      GT-empty turn followed by a turn with calls (the paper code's sidecar
+      ``_miss_param_ask_turns.json`` and :func:`tooldiag.probes.detectors.miss_param_gold_turn`
+      use the same turn). The closing GT-empty turns that miss_param 167/180 inherit
+      from base 167/180 ask for nothing and are not gold. Without such a turn, every
+      GT-empty turn.
     * other categories: ``None`` (every turn is gold).
     """
     if ground_truth_sizes is None:
@@ -293,5 +296,8 @@ def bfcl_gold_turns(category: str, ground_truth_sizes: Sequence[int] | None, giv
             return tuple(sorted({t - 1 for t in give_back_turns if 0 <= t - 1 < len(sizes)}))
         return tuple(i for i, size in enumerate(sizes) if size == 0)
     if category == "miss_param":
+        for i in range(len(sizes) - 1):
+            if sizes[i] == 0 and sizes[i + 1] > 0:
+                return (i,)
         return tuple(i for i, size in enumerate(sizes) if size == 0)
     return None
