@@ -60,6 +60,8 @@ def test_bad_scheme_and_missing_file(tmp_path):
     assert proc.returncode == 2 and "unknown scheme" in proc.stderr
     proc = cli("classify", str(tmp_path / "missing.jsonl"))
     assert proc.returncode == 2 and "does not exist" in proc.stderr
+    proc = cli("classify", str(tmp_path))
+    assert proc.returncode == 2 and "is a directory" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_evaluate_prints_precision_recall(capsys):

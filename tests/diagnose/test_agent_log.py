@@ -52,6 +52,8 @@ GOOD = {"id": "a", "gold_class": "ask", "messages": [{"role": "user", "content":
         ([GOOD, GOOD], "line 2: id 'a' already used on line 1"),
         ([{"id": "a", "messages": [{"role": "assistant", "content": "x"}]}], "line 1: no gold class"),
         ([{"id": "a", "gold_class": "maybe", "messages": []}], "'maybe' is not an action class"),
+        ([{"id": "a", "gold_class": "other", "messages": []}], "'other' cannot be a gold class"),
+        ([{"id": "a", "messages": [{"role": "assistant", "content": "Hi!", "gold_class": "Other"}]}], "'other' cannot be a gold class"),
         ([{"id": "a", "gold_class": "ask", "messages": "hi"}], "'messages' must be a list"),
         ([{"id": "a", "gold_class": "ask", "passed": "yes", "messages": []}], "'passed' must be true, false or null"),
         ([{"id": "a", "gold_class": "ask", "messages": [{"content": "x"}]}], "message 0 is not an object with a 'role'"),
@@ -84,3 +86,10 @@ def test_cli_json_and_errors(tmp_path):
     bad = write_log(tmp_path, GOOD, "{oops")
     proc = subprocess.run([sys.executable, "-m", "tooldiag", "diagnose", str(bad)], capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "line 2" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_missing_file_and_directory_are_user_errors(tmp_path):
+    with pytest.raises(UserError, match="does not exist"):
+        read_agent_log(tmp_path / "nope.jsonl")
+    with pytest.raises(UserError, match="is a directory"):
+        read_agent_log(tmp_path)

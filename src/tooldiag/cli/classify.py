@@ -35,7 +35,8 @@ def read_jsonl_objects(source: str) -> list[tuple[int, dict[str, Any]]]:
     else:
         path = Path(source)
         if not path.is_file():
-            raise UserError(f"{source} does not exist", hint="give a JSONL file, or - to read standard input")
+            what = "is a directory" if path.is_dir() else "does not exist"
+            raise UserError(f"{source} {what}", hint="give a JSONL file, or - to read standard input")
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except UnicodeDecodeError as exc:

@@ -59,6 +59,21 @@ class Conversation:
         return tuple(turns) if turns else None
 
 
+def _gold_class(value: Any, where: str) -> ActionClass:
+    """A gold class: one of the four decision classes (``other`` is residual, paper 001 §3.1).
+
+    GAR ignores ``other``, so a case whose gold is ``other`` would always score 0 and be
+    flagged as a bound violation; it is refused instead.
+    """
+    gold = parse_action_class(value, where=where)
+    if gold is ActionClass.OTHER:
+        raise UserError(
+            f"{where}: 'other' cannot be a gold class (GAR ignores it)",
+            hint="use tool_call, ask, refuse or confirm; leave out conversations with no gold action",
+        )
+    return gold
+
+
 def _parse_conversation(obj: Any, where: str, line: int) -> Conversation:
     from tooldiag.classify import content_text, has_tool_calls
 
@@ -73,7 +88,7 @@ def _parse_conversation(obj: Any, where: str, line: int) -> Conversation:
     passed = obj.get("passed")
     if passed is not None and not isinstance(passed, bool):
         raise UserError(f"{where}: 'passed' must be true, false or null, got {passed!r}", hint=_HINT)
-    case_gold = parse_action_class(obj["gold_class"], where=f"{where} gold_class") if obj.get("gold_class") is not None else None
+    case_gold = _gold_class(obj["gold_class"], f"{where} gold_class") if obj.get("gold_class") is not None else None
 
     turn = -1
     assistant: list[AssistantMessage] = []
@@ -92,7 +107,7 @@ def _parse_conversation(obj: Any, where: str, line: int) -> Conversation:
                     turn=turn,
                     text=content_text(message.get("content")),
                     has_calls=has_tool_calls(message.get("tool_calls")) or has_tool_calls(message.get("function_call")),
-                    gold=None if gold is None else parse_action_class(gold, where=f"{where} message {index} gold_class"),
+                    gold=None if gold is None else _gold_class(gold, f"{where} message {index} gold_class"),
                     injected=bool(message.get("injected", False)),
                 )
             )
@@ -131,7 +146,8 @@ def read_agent_log(path: Path) -> list[Conversation]:
     """Parse and validate an agent log; every problem is a :class:`UserError` naming the line."""
     path = Path(path)
     if not path.is_file():
-        raise UserError(f"{path} does not exist", hint="give an agent log in JSONL; " + _HINT)
+        what = "is a directory" if path.is_dir() else "does not exist"
+        raise UserError(f"{path} {what}", hint="give an agent log in JSONL; " + _HINT)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as exc:
