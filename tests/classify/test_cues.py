@@ -45,6 +45,10 @@ def test_environment_variable(tmp_path, monkeypatch):
         ({"refuse": "x"}, "must be a list of strings"),
         ({"refuse": ["re:(unclosed"]}, "bad regular expression"),
         ({"remove": ["x"]}, "'remove' must be an object"),
+        ({"refuse": [""]}, "empty entry in list 'refuse'"),
+        ({"ask": ["  "]}, "empty entry in list 'ask'"),
+        ({"refuse": ["re:"]}, "empty entry in list 'refuse'"),
+        ({"refuse": ["re:x*"]}, "matches empty text"),
     ],
 )
 def test_bad_extension_files_are_user_errors(tmp_path, content, message):

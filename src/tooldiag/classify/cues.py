@@ -92,11 +92,19 @@ def read_extension(path: Path, known_keys: Iterable[str]) -> dict[str, Any]:
             if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
                 raise UserError(f"cue file {path}: {section} list {key!r} must be a list of strings")
             for value in values:
+                if section == "add" and not (value[3:] if value.startswith("re:") else value).strip():
+                    # an empty phrase matches every text: every emission would get this class
+                    raise UserError(f"cue file {path}: empty entry in list {key!r}", hint="remove it, or write the phrase")
                 if value.startswith("re:"):
                     try:
-                        re.compile(value[3:])
+                        compiled = re.compile(value[3:])
                     except re.error as exc:
                         raise UserError(f"cue file {path}: bad regular expression {value!r}: {exc}") from None
+                    if section == "add" and compiled.search("") is not None:
+                        raise UserError(
+                            f"cue file {path}: regular expression {value!r} in list {key!r} matches empty text",
+                            hint="it would match every emission; require at least one character",
+                        )
     return sections
 
 
