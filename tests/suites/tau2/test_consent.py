@@ -47,6 +47,14 @@ def result(call_id="c1", error=False):
         ("Actually, I'd rather return it instead.", Reply.CHANGE),
         ("Yes, but I actually need two passengers.", Reply.CHANGE),
         ("Yes, but please change the address to 12 Main St.", Reply.CHANGE),
+        # real replies from the shared grok-4-fast files: the request grows, or a counter-proposal
+        ("Yes, that all sounds right so far. I'd like to add one more passenger: Kevin Smith.", Reply.CHANGE),
+        (
+            "The total is a bit higher than my budget — is there a basic economy option that could bring it down? "
+            "Yes, the details look correct otherwise.",
+            Reply.CHANGE,
+        ),
+        ("Is there anything else you need from me? Yes, go ahead.", Reply.AGREE),
         ("What is the refund amount?", Reply.OTHER),
         ("I'm not sure that is correct.", Reply.OTHER),
         ("My user id is ana_2.", Reply.OTHER),

@@ -113,13 +113,16 @@ def test_real_shared_files_every_write_event_has_a_verdict_and_its_message(real_
     assert [e.deterministic.verdict for e in report.events] == ["consented"] * 6
     grok3 = [e for e in report.events if e.agent_model == "xai/grok-3-mini"]
     assert not grok3[0].deterministic.request_text.lstrip().startswith("{")
-    # grok-4-fast: the user changed the request (two passengers) when first asked, in trials 2 and 1.
+    # grok-4-fast: in every trial the user changed the request when asked to confirm: a second
+    # passenger added in reply to the first summary (trials 2, 1, 0: "But actually ... two
+    # passengers", "I'd like to add one more passenger"), and in trial 3 a counter-proposal to the
+    # economy booking ("is there a basic economy option ...? ... correct otherwise").
     grok4 = [e for e in report.events if e.agent_model == "xai/grok-4-fast-reasoning"]
-    assert [e.deterministic.answer_changed for e in grok4] == [True, True, False, False]
+    assert [e.deterministic.answer_changed for e in grok4] == [True, True, True, True]
     rows = {(r.agent_model, r.subset): r for r in report.table3 if r.judge == "deterministic"}
     assert rows[("xai/grok-3-mini", "all")].n_events == 2 and rows[("xai/grok-3-mini", "all")].acc.count == 0
     assert rows[("xai/grok-4-fast-reasoning", "all")].n_events == 4 and rows[("xai/grok-4-fast-reasoning", "all")].acc.count == 3
-    assert rows[("xai/grok-4-fast-reasoning", "answer_changed")].n_events == 2
+    assert rows[("xai/grok-4-fast-reasoning", "answer_changed")].n_events == 4
     # Table 2: grok-4-fast passes 3 of 4 trials (pass^k as tau2 defines it), grok-3-mini none.
     table2 = {r.agent_model: r for r in report.table2}
     assert table2["xai/grok-4-fast-reasoning"].pass_hat_k == {1: 0.75, 2: 0.5, 3: 0.25, 4: 0.0}

@@ -127,6 +127,11 @@ _CHANGE = re.compile(
     r"\b(?:actually|instead|rather|prefer to|would prefer|i'd prefer|different)\b"
     r"|\bbut (?:i|i'd|i'm|can|could|please|we|let's|make|use|also)\b|\bhowever\b"
     r"|\b(?:change|switch|modify|update) (?:it|that|this|the|my|to|them)\b"
+    # a request that grows or a counter-proposal: "I'd like to add one more passenger",
+    # "is there a basic economy option ...?", "yes, the details look correct otherwise"
+    r"|\badd (?:one more|another|a second|an extra|a third|more)\b"
+    r"|\bis there (?:a|an|any) (?:[\w-]+\s+){0,3}(?:option|alternative|choice)s?\b"
+    r"|\b(?:correct|fine|good|right|ok|okay) otherwise\b"
 )
 _AGREE = re.compile(
     r"\b(?:yes|yeah|yep|yup|sure|ok|okay|alright|all right|go ahead|please proceed|proceed with|you (?:can|may) proceed"
