@@ -91,6 +91,22 @@ def test_corrupt_and_foreign_stores_are_refused_without_damage(tmp_path):
     proc = cli("export", str(foreign))
     assert proc.returncode == 2 and "not a tooldiag run store" in proc.stderr
 
+    # a tooldiag header over a damaged body: one line, never a traceback
+    run_dir = tmp_path / "damaged"
+    main(["run", "bfcl", "--model", "ref/halt", "--run-dir", str(run_dir), "--categories", "base", "--limit", "1", "-q"])
+    with sqlite3.connect(run_dir / "run.sqlite") as conn:
+        version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    for statement, message in (
+        ("UPDATE meta SET value = 'x' WHERE key = 'schema_version'", "unreadable schema version"),
+        ("DROP TABLE cases", "has no cases table"),
+    ):
+        with sqlite3.connect(run_dir / "run.sqlite") as conn:
+            conn.execute(statement)
+        proc = cli("export", str(run_dir))
+        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+        with sqlite3.connect(run_dir / "run.sqlite") as conn:
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (version,))
+
 
 def test_different_config_refused_and_store_kept(tmp_path):
     run_dir = tmp_path / "r"

@@ -108,7 +108,15 @@ class RunStore:
                 f"{path} is not a tooldiag run store (no tooldiag header)",
                 hint="point --run-dir at a new folder, or at a folder written by tooldiag",
             )
-        version = int(meta.get("schema_version", "0"))
+        try:
+            version = int(meta.get("schema_version", "0"))
+        except ValueError:
+            raise StoreError(
+                f"{path} has an unreadable schema version {meta['schema_version']!r}", hint="the store is damaged"
+            ) from None
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "cases" not in tables:
+            raise StoreError(f"{path} has no cases table", hint="the store is damaged; point --run-dir at a new folder")
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"{path} was written by a newer tooldiag (store schema {version}, this one reads {SCHEMA_VERSION})",
