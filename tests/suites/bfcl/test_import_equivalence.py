@@ -57,7 +57,7 @@ RUNNER_FUNCTIONS = ["_subset_entries_by_model_ids", "_evaluate_single_multi_turn
 STEP_CORPUS = {
     "api_fc": [
         [{"cd": '{"folder": "a"}'}], {"cd": '{"folder": "a"}'}, [{"cd": {"folder": "a"}}], [{"ls": "{}"}], [], "", "text", None,
-        [{"cd": "not json"}], [{"cd": "[1, 2]"}], [{"cd": "null"}], [{}], [{"cd": 5}],
+        [{"cd": "not json"}], [{"cd": "[1, 2]"}], [{"cd": "null"}], [{"ls": None}], [{}], [{"cd": 5}],
         [{"a": '{"x": 1}', "b": '{"y": [1, 2.5, null, true, {"z": "caf\\u00e9"}]}'}],
         [{"__import__('os').system('echo hi')": "{}"}], [{"cd": '{"folder": "a"}'}, {"ls": '{"a": true}'}],
     ],
