@@ -21,6 +21,9 @@ app = typer.Typer(
 )
 
 RunDir = Annotated[Path, typer.Option("--run-dir", help="Run directory (created if missing; resumed if present).")]
+ExistingRunDir = Annotated[
+    Path, typer.Option("--run-dir", help="Run directory written by `judgebench predict` (must exist).")
+]
 Records = Annotated[
     str,
     typer.Option(
@@ -160,7 +163,7 @@ def predict_command(
 @app.command("judge")
 def judge_command(
     judge: Annotated[list[str], typer.Option("--judge", "-j", help="Judge model string (repeatable), e.g. openai/NAME or ref/jb-exact.")],
-    run_dir: RunDir,
+    run_dir: ExistingRunDir,
     conditions: Annotated[
         str,
         typer.Option("--conditions", help="Comma list of with_gt, without_gt, without_gt_half_default, free_form, corrupted_gt, prometheus, prometheus_without_gt (or all)."),
@@ -219,7 +222,7 @@ def judge_command(
 
 @app.command("analyze")
 def analyze_command(
-    run_dir: RunDir,
+    run_dir: ExistingRunDir,
     out: Annotated[Path | None, typer.Option("--out", help="Report folder (default: RUN_DIR/report).")] = None,
     formats: Annotated[str, typer.Option("--formats", help="Comma list of md, csv, json.")] = "md,csv,json",
     resamples: Annotated[int, typer.Option("--resamples", min=10, help="Bootstrap resamples per cell (paper: 2000).")] = 2000,

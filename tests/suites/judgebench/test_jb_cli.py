@@ -112,3 +112,14 @@ def test_demo_entry_point(tmp_path):
     assert "Judge nulls:" in summary and "Generator attrition:" in summary
     assert (tmp_path / "jb" / "report" / "report.md").exists()
     assert run_demo(tmp_path / "jb") == summary  # re-running resumes and reproduces the figures
+
+
+@pytest.mark.parametrize(("command", "creates"), [("predict", True), ("judge", False), ("analyze", False)])
+def test_run_dir_help_says_whether_the_folder_is_created(command, creates):
+    from typer.testing import CliRunner
+
+    from tooldiag.cli.main import app
+
+    result = CliRunner().invoke(app, ["judgebench", command, "--help"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0
+    assert ("created if missing" in result.output) is creates
