@@ -36,8 +36,10 @@ TC, ASK, REFUSE, CONFIRM, OTHER = (ActionClass.TOOL_CALL, ActionClass.ASK, Actio
         ("I cannot do that. Is there something else?", REFUSE),
         ("None of the available functions can send an email.", REFUSE),
         ("Cancellation isn\u2019t permitted for this ticket.", REFUSE),
+        ("That's not something I'm able to do.", REFUSE),
         # other: results, offers, greetings, completion claims, echoes
         ("Would you like more details?", OTHER),
+        ("Do you want more information on any of these?", OTHER),
         ("Is there anything else I can help you with?", OTHER),
         ("Hello! How can I help you today?", OTHER),
         ("Would you like me to check other flights?", OTHER),
