@@ -35,13 +35,21 @@ class StoreError(UserError):
 class ModelCallError(Exception):
     """A model request that failed for good (after the retries it deserved).
 
-    Not a :class:`UserError`: the runner stores the case as an explicit error row and
-    retries it on resume. ``fatal`` marks failures that no other case can escape
-    either (bad key, unknown model, unreachable server): the run stops with one line.
+    Not a :class:`UserError`. Three kinds, told apart by the flags:
+
+    * ``fatal``: no other case can escape it either (bad key, unknown model,
+      unreachable server): the run stops with one line;
+    * ``transient`` (the default): retries ran out on a failure that may pass (429,
+      5xx, timeouts, malformed bodies): the case is stored as an explicit error row
+      and retried on resume;
+    * neither: the server rejected this very request (e.g. HTTP 400, context too
+      long); the same request would fail again, so the case is graded as the
+      benchmark grades a model that failed at inference (BFCL: ``inference_error``).
     """
 
-    def __init__(self, message: str, *, status: int | None = None, fatal: bool = False) -> None:
+    def __init__(self, message: str, *, status: int | None = None, fatal: bool = False, transient: bool = True) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.fatal = fatal
+        self.transient = transient

@@ -40,6 +40,11 @@ def print_summary(summary, console=None) -> None:
     if accs:
         console.print(f"overall Acc (unweighted mean of categories, as BFCL): {sum(accs) / len(accs):.2f}")
     console.print(f"{summary.ran} cases run, {summary.skipped} already finished, {summary.wall_s:.1f}s")
+    if summary.inference_errors:
+        console.print(
+            f"[yellow]{len(summary.inference_errors)} cases were rejected by the server and graded "
+            f"multi_turn:inference_error, as BFCL grades them. First: {summary.inference_errors[0]}[/yellow]"
+        )
     if summary.errors:
         console.print(
             f"[yellow]{len(summary.errors)} cases ended in errors and are stored as error rows; "

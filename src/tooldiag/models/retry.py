@@ -183,6 +183,7 @@ async def call_with_retries(
                     f"{describe}: {message}",
                     status=failure.status,
                     fatal=failure.status in FATAL_STATUSES,
+                    transient=False,
                 ) from None
             if retry_index == policy.max_retries:
                 attempts = policy.max_retries + 1

@@ -86,3 +86,27 @@ def test_fatal_model_error_stops_the_run_with_one_line(tmp_path):
     with pytest.raises(UserError, match="401"):
         run_bfcl("unauth/x", tmp_path / "r", categories=["base"], limit=3)
     assert RunStore.open(tmp_path / "r").count() == 0
+
+
+class Rejecting(OraclePolicy):
+    """The server rejects the request of the second turn (e.g. context too long)."""
+
+    async def generate(self, messages, tools=None, tool_choice=None, config=None, *, context=None):
+        if context.turn_index == 1:
+            raise ModelCallError("HTTP 400: maximum context length exceeded", status=400, transient=False)
+        return await super().generate(messages, tools, tool_choice, config, context=context)
+
+
+provider("rejecting")(lambda name, options: Rejecting(name, options))
+
+
+def test_rejected_request_is_graded_inference_error_like_bfcl(tmp_path):
+    summary = run_bfcl("rejecting/x", tmp_path / "r", categories=["base"], limit=2)
+    assert summary.counts["base"] == {"done": 2, "passed": 0, "error": 0}
+    assert len(summary.inference_errors) == 2 and summary.errors == []
+    with RunStore.open(tmp_path / "r") as store:
+        record = store.get_case("multi_turn_base_0")
+    assert record.status == "done" and record.error_type == "multi_turn:inference_error"
+    assert record.trajectory.notes["bfcl_inference_error"].startswith("Error during inference: HTTP 400")
+    again = run_bfcl("rejecting/x", tmp_path / "r", categories=["base"], limit=2)
+    assert again.ran == 0  # graded, so not retried

@@ -37,7 +37,10 @@ class RunSummary:
     counts: dict[str, dict[str, int]]
     ran: int = 0
     skipped: int = 0
+    #: Cases stored as error rows (retried on resume).
     errors: list[str] = field(default_factory=list)
+    #: Cases whose request the server rejected, graded ``inference_error`` as BFCL does.
+    inference_errors: list[str] = field(default_factory=list)
     wall_s: float = 0.0
 
     def accuracy(self, category: str) -> float | None:
@@ -68,14 +71,16 @@ async def run_cases(
     concurrency: int = 8,
     probe_factory: Callable[[], Probe] | None = None,
     on_case: ProgressCallback | None = None,
-) -> list[str]:
-    """Run and store ``cases``; returns error messages of cases stored as error rows.
+) -> tuple[list[str], list[str]]:
+    """Run and store ``cases``; returns the messages of cases stored as error rows and
+    of cases graded ``inference_error`` because the server rejected their request.
 
     A fatal model error (bad key, unknown model, unreachable server) stops the run
     with a :class:`UserError`; what finished stays stored.
     """
     semaphore = asyncio.Semaphore(max(1, concurrency))
     errors: list[str] = []
+    rejected: list[str] = []
 
     async def one(case: BfclCase) -> None:
         async with semaphore:
@@ -85,6 +90,20 @@ async def run_cases(
             except ModelCallError as exc:
                 if exc.fatal:
                     raise UserError(f"model {model.name} failed: {exc.message}", hint="check the model name, endpoint and key") from None
+                if not exc.transient:
+                    # The server rejected this request itself (e.g. context too long): BFCL
+                    # records "Error during inference" and grades it inference_error.
+                    trajectory = CaseTrajectory(
+                        case_id=case.id,
+                        category=case.category,
+                        notes={**case_notes(case), "bfcl_inference_error": f"Error during inference: {exc.message}"},
+                    )
+                    grade, _ = grade_result(case, trajectory.notes["bfcl_inference_error"], convert_to_function_call)
+                    store.put_case(trajectory, grade)
+                    rejected.append(f"{case.id}: {exc.message}")
+                    if on_case:
+                        on_case(trajectory, grade)
+                    return
                 trajectory = CaseTrajectory(
                     case_id=case.id, category=case.category, inference_error=exc.message, notes=case_notes(case)
                 )
@@ -120,7 +139,7 @@ async def run_cases(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-    return errors
+    return errors, rejected
 
 
 @dataclass
@@ -162,7 +181,7 @@ async def execute_run(
         if on_start:
             on_start(len(cases), len(cases) - len(todo), store.status_counts())
         try:
-            errors = await run_cases(
+            errors, rejected = await run_cases(
                 store,
                 todo,
                 prepared.model,
@@ -180,6 +199,7 @@ async def execute_run(
             ran=len(todo),
             skipped=len(cases) - len(todo),
             errors=errors,
+            inference_errors=rejected,
             wall_s=time.perf_counter() - started,
         )
     finally:
