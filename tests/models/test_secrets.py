@@ -64,3 +64,14 @@ def test_a_missing_key_is_reported_by_variable_name(monkeypatch):
     with pytest.raises(UserError) as info:
         resolve_model("openai/gpt-4o", ModelOptions())
     assert "OPENAI_API_KEY" in str(info.value) and KEY not in str(info.value)
+
+
+def test_credentials_in_the_base_url_are_refused_before_anything_is_stored(tmp_path):
+    import pytest as _pytest
+
+    from tooldiag.errors import UserError
+    from tooldiag.models import ModelOptions, resolve_model
+
+    with _pytest.raises(UserError, match="holds credentials") as info:
+        resolve_model("openai/m", ModelOptions(base_url="https://user:sk-secret-123@example.invalid/v1"))
+    assert "sk-secret-123" not in str(info.value)

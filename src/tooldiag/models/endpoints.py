@@ -96,6 +96,12 @@ def check_base_url(base_url: str) -> str:
             f"--base-url {base_url!r} is not an http(s) URL",
             hint="e.g. --base-url http://127.0.0.1:8000/v1",
         )
+    if "@" in base_url.split("://", 1)[1].split("/", 1)[0]:
+        # Credentials in the URL would be stored in the run config and shown in errors.
+        raise UserError(
+            "--base-url holds credentials (user:password@host); keys are read from the environment only",
+            hint="put the key in an environment variable and name it with --api-key-env",
+        )
     return base_url.rstrip("/")
 
 
