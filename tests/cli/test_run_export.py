@@ -136,3 +136,18 @@ def test_import_then_export_bfcl_regrades_identically(tmp_path):
             with RunStore.open(tmp_path / folder.name / run) as store:
                 grades.append([(r.case_id, r.passed, r.error_type) for r in store.iter_cases()])
         assert grades[0] == grades[1] and grades[0], folder.name
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["report", "--bogus"],
+        ["run", "bfcl", "--model", "ref/oracle", "--run-dir", "x", "--limit", "0"],
+        ["run", "bfcl", "--run-dir", "x"],
+        ["nosuchcommand"],
+    ],
+)
+def test_usage_errors_are_short_and_exit_2(args):
+    proc = cli(*args)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "Usage:" in proc.stderr

@@ -52,9 +52,19 @@ _load_commands()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; user errors print one line and exit with status 2."""
+    """Run the CLI; user errors print one line and exit with status 2.
+
+    Usage errors (unknown option, value out of range) are the CLI framework's own,
+    printed as a short usage message with exit status 2 (standalone mode).
+    """
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=argv, standalone_mode=True)
+    except SystemExit as exc:
+        # Standalone mode always exits; a programmatic call (argv given) that
+        # succeeded returns instead, so tests and scripts can go on.
+        if argv is not None and exc.code in (0, None):
+            return
+        raise
     except UserError as exc:
         typer.echo(f"error: {exc.message}", err=True)
         if exc.hint:
@@ -63,17 +73,6 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         typer.echo("interrupted; finished cases are stored, re-run the same command to resume", err=True)
         sys.exit(130)
-    except SystemExit:
-        raise
-    except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
-            sys.exit(1)
-        raise
 
 
 if __name__ == "__main__":  # pragma: no cover
