@@ -38,6 +38,14 @@ def demo_command(
     from tooldiag.trajectory import RunConfig
 
     console = Console()
+
+    def show(markdown: str) -> None:
+        # A terminal gets rendered tables; a pipe or file gets the Markdown itself,
+        # whole (rich would cut wide tables to 80 columns).
+        if console.is_terminal:
+            console.print(Markdown(markdown))
+        else:
+            print(markdown, flush=True)
     run_dirs = []
     for policy in POLICIES:
         model = f"ref/{policy}"
@@ -54,13 +62,13 @@ def demo_command(
 
     table = write_reports(run_dirs, out / "reports")
     console.print("\n[bold]Action-class diagnostic (paper 001, Table 1)[/bold]")
-    console.print(Markdown(table))
+    show(table)
     console.print(f"reports in every format: {out / 'reports'}")
 
     from tooldiag.suites.judgebench.demo import run_demo
 
     console.print("\n[bold]Judge reliability on built-in records (paper 000, Table 2)[/bold]")
-    console.print(Markdown(run_demo(out / "judgebench")))
+    show(run_demo(out / "judgebench"))
 
 
 def register(app: typer.Typer) -> None:
