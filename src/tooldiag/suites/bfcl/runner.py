@@ -82,52 +82,42 @@ async def run_cases(
     errors: list[str] = []
     rejected: list[str] = []
 
+    def error_row(case: BfclCase, message: str, **notes: object) -> tuple[CaseTrajectory, None]:
+        errors.append(f"{case.id}: {message}")
+        notes = {**case_notes(case), **notes}
+        return CaseTrajectory(case_id=case.id, category=case.category, inference_error=message, notes=notes), None
+
     async def one(case: BfclCase) -> None:
         async with semaphore:
             probe = probe_factory() if probe_factory else None
+            trajectory: CaseTrajectory
+            grade: Grade | None
             try:
                 trajectory = await run_rollout(case, model, generation, probe)
             except ModelCallError as exc:
                 if exc.fatal:
                     raise UserError(f"model {model.name} failed: {exc.message}", hint="check the model name, endpoint and key") from None
-                if not exc.transient:
+                if exc.transient:
+                    trajectory, grade = error_row(case, exc.message)
+                else:
                     # The server rejected this request itself (e.g. context too long): BFCL
                     # records "Error during inference" and grades it inference_error.
+                    result = f"Error during inference: {exc.message}"
                     trajectory = CaseTrajectory(
                         case_id=case.id,
                         category=case.category,
-                        notes={**case_notes(case), "bfcl_inference_error": f"Error during inference: {exc.message}"},
+                        notes={**case_notes(case), "bfcl_inference_error": result},
                     )
-                    grade, _ = grade_result(case, trajectory.notes["bfcl_inference_error"], convert_to_function_call)
-                    store.put_case(trajectory, grade)
+                    grade, _ = grade_result(case, result, convert_to_function_call)
                     rejected.append(f"{case.id}: {exc.message}")
-                    if on_case:
-                        on_case(trajectory, grade)
-                    return
-                trajectory = CaseTrajectory(
-                    case_id=case.id, category=case.category, inference_error=exc.message, notes=case_notes(case)
-                )
-                store.put_case(trajectory, None)
-                errors.append(f"{case.id}: {exc.message}")
-                if on_case:
-                    on_case(trajectory, None)
-                return
             except UserError:
                 raise
             except Exception as exc:  # noqa: BLE001 - stored as an error row, retried on resume
-                message = f"internal error: {type(exc).__name__}: {exc}"
-                trajectory = CaseTrajectory(
-                    case_id=case.id,
-                    category=case.category,
-                    inference_error=message,
-                    notes={**case_notes(case), "traceback": traceback.format_exc(limit=8)},
+                trajectory, grade = error_row(
+                    case, f"internal error: {type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=8)
                 )
-                store.put_case(trajectory, None)
-                errors.append(f"{case.id}: {message}")
-                if on_case:
-                    on_case(trajectory, None)
-                return
-            grade = grade_trajectory(case, trajectory)
+            else:
+                grade = grade_trajectory(case, trajectory)
             store.put_case(trajectory, grade)
             if on_case:
                 on_case(trajectory, grade)
