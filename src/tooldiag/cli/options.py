@@ -51,7 +51,7 @@ def parse_extra_body(text: str | None) -> dict:
 
 
 def build_model_options(
-    base_url: str | None, api_key_env: str | None, concurrency: int, no_cache: bool, max_retries: int, temperature: float
+    base_url: str | None, api_key_env: str | None, concurrency: int, no_cache: bool, max_retries: int
 ) -> ModelOptions:
     return ModelOptions(
         base_url=base_url,

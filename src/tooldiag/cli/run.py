@@ -91,7 +91,7 @@ def run_bfcl_command(
     cats = [normalise_category(c) for c in (opt.split_list(categories) or [])]
     case_ids = opt.split_list(ids)
     generation = opt.build_generation(temperature, top_p, max_tokens, seed, stop, extra_body, timeout)
-    options = opt.build_model_options(base_url, api_key_env, concurrency, no_cache, max_retries, temperature)
+    options = opt.build_model_options(base_url, api_key_env, concurrency, no_cache, max_retries)
     config = RunConfig(
         suite="bfcl",
         model=model,

@@ -59,7 +59,7 @@ def diagnose_command(
     if judge is not None:
         from tooldiag.cli.options import build_model_options
 
-        options = build_model_options(base_url, api_key_env, concurrency, no_cache, max_retries, 0.0)
+        options = build_model_options(base_url, api_key_env, concurrency, no_cache, max_retries)
     report = diagnose(
         results,
         judge=judge,

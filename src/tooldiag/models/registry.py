@@ -36,11 +36,6 @@ def provider(name: str) -> Callable[[Factory], Factory]:
     return decorator
 
 
-def register_provider_module(name: str, module: str) -> None:
-    """Let an extension register a provider module for lazy import."""
-    _PROVIDER_MODULES[name] = module
-
-
 def known_providers() -> list[str]:
     return sorted(set(_PROVIDER_MODULES) | set(_FACTORIES))
 

@@ -51,7 +51,6 @@ from tooldiag.suites.bfcl import arithmetic
 DENYLIST = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")
 _METHOD_PATTERN = re.compile(r"\b([a-zA-Z_]\w*)\s*(?=\()")
 _NAME_SANITISER = re.compile(r"[-./:]")
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 _CREATE_LOCK = threading.Lock()
 _PUBLIC_METHODS: dict[type, tuple[str, ...]] = {}
@@ -64,12 +63,6 @@ class UnsafeCall(Exception):
 def instance_name(model_name: str, case_id: str, class_name: str) -> str:
     """The global name BFCL gives an instance (``- . / :`` replaced by ``_``)."""
     return _NAME_SANITISER.sub("_", f"{model_name}_{case_id}_{class_name}_instance")
-
-
-def safe_model_name(text: str) -> str:
-    """An identifier-safe model name: BFCL builds Python names from it."""
-    cleaned = re.sub(r"\W", "_", text)
-    return cleaned if cleaned and not cleaned[0].isdigit() else f"m_{cleaned}"
 
 
 def stringify_result(value: Any) -> str:
@@ -99,13 +92,6 @@ def _public_methods(instance: Any) -> tuple[str, ...]:
         )
         _PUBLIC_METHODS[cls] = names
     return names
-
-
-def public_method_names(class_name: str) -> tuple[str, ...]:
-    """Public methods of a backend class, as BFCL maps them."""
-    mapping, _ = _backend_config()
-    cls = getattr(importlib.import_module(mapping[class_name]), class_name)
-    return _public_methods(cls())
 
 
 def _pristine_extensions() -> dict[str, Any]:
@@ -252,6 +238,3 @@ def render_call(name: str, arguments: dict[str, Any]) -> str:
     """
     return f"{name}({','.join(f'{k}={v!r}' for k, v in arguments.items())})"
 
-
-def is_identifier(name: str) -> bool:
-    return bool(_IDENTIFIER.match(name))

@@ -86,8 +86,6 @@ def grade_decoded(case: BfclCase, decoded_turns: list[list[list[str]]]) -> Grade
         return Grade(passed=True)
     message = result.get("error_message")
     details = dict(result.get("details") or {})
-    if "differences" in result:
-        details["differences"] = result["differences"]
     return Grade(
         passed=False,
         error_type=result.get("error_type"),
