@@ -74,9 +74,9 @@ def report_command(
     from tooldiag.report.render import render
 
     check_scheme_and_format(scheme, fmt, judge)
-    # -- probe shifts (tooldiag.report.probes), only with --baseline --------------------------
+    # -- probe shifts (tooldiag.suites.bfcl.probes.report), only with --baseline --------------------------
     if baseline:
-        from tooldiag.report import probes
+        from tooldiag.suites.bfcl.probes import report as probes
 
         emit(probes.render(probes.probe_report_from_dirs(run_dirs, baseline, scheme, cues or ()), fmt), out)
         return

@@ -104,7 +104,7 @@ def run_bfcl_command(
     )
     probe_factory = None
     if probe:
-        from tooldiag.probes import probe_factory as make_probe_factory
+        from tooldiag.suites.bfcl.probes import probe_factory as make_probe_factory
 
         probe_factory = make_probe_factory(probe)
     prepared = prepare_run(config, run_dir, options)

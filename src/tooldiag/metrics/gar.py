@@ -280,7 +280,7 @@ def bfcl_gold_turns(category: str, ground_truth_sizes: Sequence[int] | None, giv
       §1); without give-back data, every GT-empty turn.
     * miss_param (gold ask): the turn BFCL inserted, which omits a value: the first
       GT-empty turn followed by a turn with calls (the paper code's sidecar
-      ``_miss_param_ask_turns.json`` and :func:`tooldiag.probes.detectors.miss_param_gold_turn`
+      ``_miss_param_ask_turns.json`` and :func:`tooldiag.suites.bfcl.probes.detectors.miss_param_gold_turn`
       use the same turn). The closing GT-empty turns that miss_param 167/180 inherit
       from base 167/180 ask for nothing and are not gold. Without such a turn, every
       GT-empty turn.

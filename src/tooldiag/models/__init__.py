@@ -1,5 +1,6 @@
 """Model backends: one async interface, a registry of ``provider/model`` strings,
-providers, the ``ref/*`` reference policies and the response cache."""
+providers and the response cache (the ``ref/*`` reference policies live in
+``tooldiag.suites.reference``, above the suites they name)."""
 
 from tooldiag.models.base import ModelBackend, ModelOptions, TaskContext
 from tooldiag.models.registry import provider, resolve_model

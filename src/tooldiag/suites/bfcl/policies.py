@@ -71,7 +71,7 @@ def ground_truth_call(call: str, involved_classes: list[str], call_id: str) -> T
     return ToolCall(id=call_id, name=name, arguments=arguments, raw_arguments=json.dumps(arguments))
 
 
-class _BfclReferencePolicy(ModelBackend):
+class BfclReferencePolicy(ModelBackend):
     """Shared plumbing: where are we in the case, and what does the answer key say."""
 
     def __init__(self, name: str, options: ModelOptions) -> None:
@@ -120,11 +120,11 @@ class _BfclReferencePolicy(ModelBackend):
         raise NotImplementedError
 
 
-def _empty_turn_text(context: TaskContext) -> str:
+def empty_turn_text(context: TaskContext) -> str:
     return ASK_TEXT if context.category == "miss_param" else REFUSE_TEXT
 
 
-class OraclePolicy(_BfclReferencePolicy):
+class OraclePolicy(BfclReferencePolicy):
     """Replays the ground truth; asks or refuses on empty-ground-truth turns."""
 
     def respond(self, context: TaskContext, ground_truth: list[list[str]], after_calls: bool) -> Emission:
@@ -132,11 +132,11 @@ class OraclePolicy(_BfclReferencePolicy):
         if after_calls:
             return self._text(RESULT_TEXT)
         if not turn:
-            return self._text(_empty_turn_text(context))
+            return self._text(empty_turn_text(context))
         return self._calls(turn, context)
 
 
-class OvercallPolicy(_BfclReferencePolicy):
+class OvercallPolicy(BfclReferencePolicy):
     """Never asks or refuses: on an empty turn it acts on the next turn's calls."""
 
     def respond(self, context: TaskContext, ground_truth: list[list[str]], after_calls: bool) -> Emission:
@@ -151,7 +151,7 @@ class OvercallPolicy(_BfclReferencePolicy):
         return self._calls(turn, context)
 
 
-class HaltPolicy(_BfclReferencePolicy):
+class HaltPolicy(BfclReferencePolicy):
     """Makes the first ground-truth call of each turn, then stops with a summary."""
 
     def respond(self, context: TaskContext, ground_truth: list[list[str]], after_calls: bool) -> Emission:

@@ -237,7 +237,7 @@ def run_bfcl(
     )
     probe_factory = None
     if probe:
-        from tooldiag.probes import probe_factory as make_probe_factory
+        from tooldiag.suites.bfcl.probes import probe_factory as make_probe_factory
 
         probe_factory = make_probe_factory(probe)
     return asyncio.run(run_bfcl_async(config, run_dir, options, probe_factory))

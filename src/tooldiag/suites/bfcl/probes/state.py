@@ -9,7 +9,7 @@ what actually ran, which covers every BFCL class the same way:
   ``[t<turn>] <call> -> <result>``, with the result's whitespace collapsed and cut to
   :data:`RESULT_CHARS` characters;
 * executions whose result is an execution error (see
-  :func:`~tooldiag.probes.detectors.is_execution_error`) are left out, as in the paper
+  :func:`~tooldiag.suites.bfcl.probes.detectors.is_execution_error`) are left out, as in the paper
   code ("errors leave state untouched");
 * when the lines exceed the budget the oldest are dropped first and a first line says
   how many; the whole dump never exceeds ``max_chars``;
@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from tooldiag.probes.detectors import is_execution_error
+from tooldiag.suites.bfcl.probes.detectors import is_execution_error
 
 #: Paper 001 App. B.1: "up to 2400 chars of state dump".
 MAX_STATE_CHARS = 2400

@@ -12,9 +12,9 @@
 
 import pytest
 
-from tooldiag.probes import PROBE_SPECS
-from tooldiag.probes.analysis import compare, differing_cases, load_run
-from tooldiag.report.probes import build_probe_report, tidy_rows
+from tooldiag.suites.bfcl.probes import PROBE_SPECS
+from tooldiag.suites.bfcl.probes.analysis import compare, differing_cases, load_run
+from tooldiag.suites.bfcl.probes.report import build_probe_report, tidy_rows
 from tooldiag.suites.bfcl.runner import run_bfcl
 
 CATS = ["base", "long_context", "miss_func", "miss_param"]

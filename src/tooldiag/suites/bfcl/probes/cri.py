@@ -3,7 +3,7 @@
 CRI watches emissions that decode to calls, before they execute, at the turn whose
 gold action is not a call (the miss_func turn that needs the held-out function, gold
 refuse; the miss_param turn that omits a value, gold ask; see
-:func:`~tooldiag.probes.detectors.turn_gold_class`). The Call Detector flags a call
+:func:`~tooldiag.suites.bfcl.probes.detectors.turn_gold_class`). The Call Detector flags a call
 to a function absent from the in-context tools (MC) or a required value the
 conversation never supplied (UR). When any call of the emission is suspect:
 
@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from tooldiag.probes.detectors import ASK, REFUSE, Antecedents, detect_suspect_calls, turn_gold_class
-from tooldiag.probes.state import MAX_STATE_CHARS, state_dump
+from tooldiag.suites.bfcl.probes.detectors import ASK, REFUSE, Antecedents, detect_suspect_calls, turn_gold_class
+from tooldiag.suites.bfcl.probes.state import MAX_STATE_CHARS, state_dump
 from tooldiag.suites.bfcl.rollout import Bypass, Probe, Retry, Rollout
 from tooldiag.trajectory import CaseTrajectory, Message, Step
 

@@ -51,11 +51,11 @@ def probe_factory(spec: str) -> Callable[[], object]:
     """
     check_spec(spec)
     if spec.startswith("cri"):
-        from tooldiag.probes.cri import CRI_SPECS, CriProbe
+        from tooldiag.suites.bfcl.probes.cri import CRI_SPECS, CriProbe
 
         variant = CRI_SPECS[spec]
         return lambda: CriProbe(variant)
-    from tooldiag.probes.sri import SRI_VARIANTS, SriProbe
+    from tooldiag.suites.bfcl.probes.sri import SRI_VARIANTS, SriProbe
 
     sri_variant = SRI_VARIANTS[spec]
     return lambda: SriProbe(sri_variant)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from tooldiag.models.base import TaskContext
-from tooldiag.suites.bfcl.policies import HALT_TEXT, RESULT_TEXT, OvercallPolicy, _BfclReferencePolicy, _empty_turn_text
+from tooldiag.suites.bfcl.policies import HALT_TEXT, RESULT_TEXT, OvercallPolicy, BfclReferencePolicy, empty_turn_text
 from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolSpec
 
 
@@ -64,7 +64,7 @@ def halt_recoverable_action(turn_ground_truth: list[str], messages: list[Message
     return "text", HALT_TEXT
 
 
-class HaltRecoverablePolicy(_BfclReferencePolicy):
+class HaltRecoverablePolicy(BfclReferencePolicy):
     """``ref/halt-recoverable``: halts after one call, completes the turn when reconciled."""
 
     async def generate(
@@ -100,5 +100,5 @@ class OvercallHeedingPolicy(OvercallPolicy):
         emission = await super().generate(messages, tools, tool_choice, config, context=context)
         assert context is not None
         if instructed(current_turn(messages)):
-            return self._text(_empty_turn_text(context))
+            return self._text(empty_turn_text(context))
         return emission

@@ -3,7 +3,7 @@
 Input: probe runs (``tooldiag run bfcl --probe SPEC``) and baseline runs (no probe) of
 the same models. Each probe run is paired with the baseline of its model
 (:func:`build_probe_report`), and every number comes from
-:mod:`tooldiag.probes.analysis`. A table appears only when its runs are there:
+:mod:`tooldiag.suites.bfcl.probes.analysis`. A table appears only when its runs are there:
 
 ========  =========================================================  ==================
 table     layout                                                     needs
@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from tooldiag.errors import UserError
-from tooldiag.probes import PROBE_SPECS
-from tooldiag.probes.analysis import (
+from tooldiag.suites.bfcl.probes import PROBE_SPECS
+from tooldiag.suites.bfcl.probes.analysis import (
     COMPONENTS,
     Comparison,
     RunView,
@@ -339,7 +339,7 @@ def probe_report_from_dirs(
     cue_files: Sequence[str | Path] = (),
 ) -> ProbeReport:
     """:func:`build_probe_report` over run directories (what ``tooldiag report --baseline`` calls)."""
-    from tooldiag.probes.analysis import load_run
+    from tooldiag.suites.bfcl.probes.analysis import load_run
 
     probe_runs = [load_run(d, scheme, cue_files) for d in run_dirs]
     baseline_runs = [load_run(d, scheme, cue_files) for d in baselines]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from tooldiag.probes.policies import HaltRecoverablePolicy, current_turn
+from tooldiag.suites.bfcl.probes.policies import HaltRecoverablePolicy, current_turn
 from tooldiag.suites.bfcl.policies import OraclePolicy
 from tooldiag.trajectory import Emission, Message, ToolCall
 

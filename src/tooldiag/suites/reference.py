@@ -19,9 +19,9 @@ REFERENCE_POLICIES: dict[str, str] = {
     "oracle": "tooldiag.suites.bfcl.policies:OraclePolicy",
     "overcall": "tooldiag.suites.bfcl.policies:OvercallPolicy",
     "halt": "tooldiag.suites.bfcl.policies:HaltPolicy",
-    # probe known-answer policies (tooldiag.probes.policies): they heed SRI/CRI instructions
-    "halt-recoverable": "tooldiag.probes.policies:HaltRecoverablePolicy",
-    "overcall-heeding": "tooldiag.probes.policies:OvercallHeedingPolicy",
+    # probe known-answer policies (tooldiag.suites.bfcl.probes.policies): they heed SRI/CRI instructions
+    "halt-recoverable": "tooldiag.suites.bfcl.probes.policies:HaltRecoverablePolicy",
+    "overcall-heeding": "tooldiag.suites.bfcl.probes.policies:OvercallHeedingPolicy",
     # AgentJudgeBench generators and judges (tooldiag.suites.judgebench.policies)
     "jb-oracle": "tooldiag.suites.judgebench.policies:oracle",
     "jb-perturb": "tooldiag.suites.judgebench.policies:perturb",

@@ -8,8 +8,8 @@ import pytest
 
 from tooldiag.classify import ActionClass
 from tooldiag.errors import UserError
-from tooldiag.probes.analysis import CaseView, RunView, compare, component_effects
-from tooldiag.report.probes import build_probe_report, fmt_shift, render
+from tooldiag.suites.bfcl.probes.analysis import CaseView, RunView, compare, component_effects
+from tooldiag.suites.bfcl.probes.report import build_probe_report, fmt_shift, render
 
 T, REF = ActionClass.TOOL_CALL, ActionClass.REFUSE
 

@@ -2,7 +2,7 @@
 
 Paper 001 §4.4 and App. C. Every number here is a pure function of stored runs
 (:func:`load_run` is the only function that reads a store); the renderers live in
-:mod:`tooldiag.report.probes`.
+:mod:`tooldiag.suites.bfcl.probes.report`.
 
 Definitions (percentages on 0..100, shifts in percentage points):
 

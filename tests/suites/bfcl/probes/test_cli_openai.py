@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.fake_openai import FakeOpenAIServer, Reply
 from tooldiag.cli.main import main
-from tooldiag.probes.policies import halt_recoverable_action
+from tooldiag.suites.bfcl.probes.policies import halt_recoverable_action
 from tooldiag.suites.bfcl.data import case_by_id
 from tooldiag.suites.bfcl.policies import ground_truth_call
 from tooldiag.trajectory import Message, ToolCall
@@ -124,7 +124,7 @@ def mixed_responder(cases):
 
 
 def test_every_probe_runs_end_to_end_against_an_openai_endpoint(tmp_path, capsys):
-    from tooldiag.probes import PROBE_SPECS
+    from tooldiag.suites.bfcl.probes import PROBE_SPECS
 
     cases = [case_by_id(cid) for cid in MIXED_IDS]
     assert len({c.turns[0][0]["content"] for c in cases}) == len(cases)  # the responder tells them apart

@@ -6,7 +6,7 @@ context ``c' = ReconPrompt(StateInject(HistoryEdit(c)))``:
 * **HistoryEdit** drops the halt-triggering assistant message from the context (the
   halt emission stays in the recorded trajectory, as in the paper code, so BFCL's
   grader still sees it and drops it as a text step);
-* **StateInject** adds the runtime-observed state (:mod:`tooldiag.probes.state`);
+* **StateInject** adds the runtime-observed state (:mod:`tooldiag.suites.bfcl.probes.state`);
 * **ReconPrompt** adds the fixed reconciliation text of App. B.1 with up to four prior
   user requests (most recent first) and the current one, each cut to 700 characters.
   The state block and the prose go into one ``system`` message appended to the
@@ -44,8 +44,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from tooldiag.probes.detectors import detect_halt, emission_class, is_asking_response, outstanding_subtasks, turn_gold_class
-from tooldiag.probes.state import MAX_STATE_CHARS, state_dump, truncate
+from tooldiag.suites.bfcl.probes.detectors import detect_halt, emission_class, is_asking_response, outstanding_subtasks, turn_gold_class
+from tooldiag.suites.bfcl.probes.state import MAX_STATE_CHARS, state_dump, truncate
 from tooldiag.suites.bfcl.rollout import Probe, Retry, Rollout
 from tooldiag.trajectory import CaseTrajectory, Message, Step
 

@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tooldiag.probes.state import EMPTY_STATE, MAX_STATE_CHARS, RESULT_CHARS, state_dump
+from tooldiag.suites.bfcl.probes.state import EMPTY_STATE, MAX_STATE_CHARS, RESULT_CHARS, state_dump
 
 
 def test_empty_and_errors_only_give_the_paper_text():

@@ -2,9 +2,9 @@
 
 import asyncio
 
-from tooldiag.probes import probe_factory
-from tooldiag.probes.cri import CRI_HEADER, PLACEHOLDER, CriProbe, cri_retry_message
-from tooldiag.probes.policies import OvercallHeedingPolicy
+from tooldiag.suites.bfcl.probes import probe_factory
+from tooldiag.suites.bfcl.probes.cri import CRI_HEADER, PLACEHOLDER, CriProbe, cri_retry_message
+from tooldiag.suites.bfcl.probes.policies import OvercallHeedingPolicy
 from tooldiag.suites.bfcl.data import case_by_id
 from tooldiag.suites.bfcl.executor import BackendSession
 from tooldiag.suites.bfcl.policies import OvercallPolicy
@@ -13,7 +13,7 @@ from tooldiag.suites.bfcl.runner import grade_trajectory
 from tooldiag.suites.bfcl.tools import to_tool_specs
 from tooldiag.trajectory import Emission, GenerationConfig, Step, ToolCall
 
-from tests.probes.helpers import Recording
+from tests.suites.bfcl.probes.helpers import Recording
 
 
 class RecordingOvercall(Recording, OvercallPolicy):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tooldiag.probes.detectors import (
+from tooldiag.suites.bfcl.probes.detectors import (
     Antecedents,
     detect_halt,
     detect_suspect_calls,

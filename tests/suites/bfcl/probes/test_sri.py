@@ -4,15 +4,15 @@ import asyncio
 
 import pytest
 
-from tooldiag.probes import probe_factory
-from tooldiag.probes.sri import GENERIC_RETRY, SRI_HEADER, STATE_TITLE, reconciliation_message
+from tooldiag.suites.bfcl.probes import probe_factory
+from tooldiag.suites.bfcl.probes.sri import GENERIC_RETRY, SRI_HEADER, STATE_TITLE, reconciliation_message
 from tooldiag.suites.bfcl.data import case_by_id
 from tooldiag.suites.bfcl.policies import HALT_TEXT
 from tooldiag.suites.bfcl.rollout import bfcl_result, run_rollout
 from tooldiag.suites.bfcl.runner import grade_trajectory
 from tooldiag.trajectory import GenerationConfig
 
-from tests.probes.helpers import AskingHalt, PwdThenHalt, RecordingHaltRecoverable
+from tests.suites.bfcl.probes.helpers import AskingHalt, PwdThenHalt, RecordingHaltRecoverable
 
 CASE = "multi_turn_base_1"  # ground-truth sizes [1, 2, 2, 1]
 
