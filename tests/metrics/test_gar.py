@@ -7,7 +7,6 @@ from tooldiag.metrics import (
     CaseObservation,
     Thresholds,
     accuracy,
-    bfcl_gold_turns,
     calibration_flags,
     capability_counts,
     case_gar,
@@ -130,17 +129,3 @@ def test_capability_counts_are_per_case():
     assert counts.counts == {TC: 10, REFUSE: 0, ASK: 10, CONFIRM: 0}
     assert counts.capable(TC) and counts.capable(ASK) and not counts.capable(REFUSE)
     assert capability_counts(cases, Thresholds(t_cap=11)).below_threshold == [TC, ASK, REFUSE, CONFIRM]
-
-
-def test_bfcl_gold_turns():
-    assert bfcl_gold_turns("base", [1, 2, 0, 3]) == (0, 1, 3)
-    assert bfcl_gold_turns("long_context", [0, 0]) == ()
-    assert bfcl_gold_turns("miss_func", [1, 1, 0, 1], give_back_turns=[3]) == (2,)  # miss_func_0 shape
-    assert bfcl_gold_turns("miss_func", [1, 0, 1, 0, 1], give_back_turns=None) == (1, 3)
-    assert bfcl_gold_turns("miss_param", [1, 0, 2]) == (1,)
-    # miss_param_167 / _180: the closing GT-empty turns inherited from base are not gold
-    assert bfcl_gold_turns("miss_param", [1, 0, 2, 1, 1, 0]) == (1,)
-    assert bfcl_gold_turns("miss_param", [1, 0, 2, 1, 0, 0, 2]) == (1,)
-    assert bfcl_gold_turns("miss_param", [1, 0]) == (1,)
-    assert bfcl_gold_turns("tau2_airline", [1]) is None
-    assert bfcl_gold_turns("base", None) is None

@@ -14,8 +14,10 @@ import pytest
 
 from tooldiag.cli.main import main
 from tooldiag.classify import get_classifier
-from tooldiag.report import REPORT_FILES, write_reports
-from tooldiag.report.build import build_report, observations_from_store
+from tooldiag.report import REPORT_FILES
+from tooldiag.suites.bfcl.diagnostic import write_reports
+from tooldiag.report.build import build_report
+from tooldiag.suites.bfcl.diagnostic import observations_from_store
 from tooldiag.trajectory import CaseTrajectory, Emission, RunConfig, Step, ToolCall, Turn
 
 POLICIES = ("oracle", "overcall", "halt")

@@ -12,14 +12,15 @@ Schemes: ``paper`` reproduces the paper's released classifier (its tables are
 reproducible with it); ``default`` is tooldiag's, measured in docs/diagnostic.md;
 ``llm`` asks a judge model (``TOOLDIAG_CLASSIFY_MODEL``), for audits. Cue lists are
 data (``cues/*.json``); extend the default ones with ``TOOLDIAG_CUES`` or ``--cues``.
+Schemes are registered in :mod:`tooldiag.classify.registry`; callers resolve a
+classifier once (:func:`get_classifier`) and pass the object down.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from tooldiag.classify.classes import (
     DECISION_CLASSES,
@@ -29,7 +30,10 @@ from tooldiag.classify.classes import (
     parse_action_class,
 )
 from tooldiag.classify.cues import CUES_ENV, cue_files_from_env
-from tooldiag.errors import UserError
+from tooldiag.classify.registry import Classifier, SchemeOptions, check_scheme, resolve_classifier, scheme, scheme_names
+
+if TYPE_CHECKING:
+    from tooldiag.models.base import ModelOptions
 
 __all__ = [
     "ActionClass",
@@ -38,7 +42,9 @@ __all__ = [
     "PRIORITY",
     "SCHEMES",
     "Classifier",
+    "SchemeOptions",
     "classify",
+    "classify_batch",
     "classify_message",
     "classify_signals",
     "content_text",
@@ -46,16 +52,12 @@ __all__ = [
     "has_tool_calls",
     "highest_priority",
     "parse_action_class",
+    "resolve_classifier",
+    "scheme",
 ]
 
 #: Scheme names accepted by :func:`classify` and the ``--scheme`` options.
-SCHEMES: tuple[str, ...] = ("paper", "default", "llm")
-
-
-class Classifier(Protocol):
-    name: str
-
-    def __call__(self, text: Any, has_calls: bool) -> ActionClass: ...
+SCHEMES: tuple[str, ...] = scheme_names()
 
 
 def has_tool_calls(tool_calls: Any) -> bool:
@@ -65,30 +67,35 @@ def has_tool_calls(tool_calls: Any) -> bool:
     return isinstance(tool_calls, dict) and bool(tool_calls)
 
 
-def get_classifier(scheme: str = "default", *, cue_files: Sequence[Path | str] = ()) -> Classifier:
-    """The classifier of ``scheme``; ``cue_files`` (and :data:`CUES_ENV`) extend ``default``.
+def get_classifier(
+    scheme: str = "default",
+    *,
+    cue_files: Sequence[Path | str] = (),
+    judge: str | None = None,
+    judge_options: ModelOptions | None = None,
+) -> Classifier:
+    """The classifier of ``scheme``, resolved once by the caller and passed down.
 
-    Instances are cached, so calling this per emission is cheap.
+    This is the edge where the documented environment variables count: cue files in
+    :data:`CUES_ENV` extend ``default`` before ``cue_files``; the ``llm`` scheme's judge
+    is ``judge``, else ``TOOLDIAG_CLASSIFY_MODEL``. Rule-based classifiers are cached,
+    so calling this per emission is cheap.
     """
-    if scheme == "llm":  # reads TOOLDIAG_CLASSIFY_MODEL each time; holds no rules worth caching
-        from tooldiag.classify.llm import LLMClassifier
+    check_scheme(scheme)
+    options = SchemeOptions(cue_files=tuple(Path(path) for path in (*cue_files_from_env(), *cue_files)))
+    if scheme == "llm":
+        from tooldiag.classify.llm import judge_from_env
 
-        return LLMClassifier.from_env()
-    files = tuple(str(path) for path in (*cue_files_from_env(), *cue_files))
-    return _cached_classifier(scheme, files)
+        options = SchemeOptions(judge=judge_from_env(judge), judge_options=judge_options)
+    return resolve_classifier(scheme, options)
 
 
-@lru_cache(maxsize=32)
-def _cached_classifier(scheme: str, cue_files: tuple[str, ...]) -> Classifier:
-    if scheme == "default":
-        from tooldiag.classify.default import DefaultClassifier
-
-        return DefaultClassifier([Path(path) for path in cue_files])
-    if scheme == "paper":
-        from tooldiag.classify.paper import PaperClassifier
-
-        return PaperClassifier()
-    raise UserError(f"unknown classifier scheme {scheme!r}", hint="use one of: " + ", ".join(SCHEMES))
+def classify_batch(classifier: Classifier, items: Sequence[tuple[Any, bool]]) -> list[ActionClass]:
+    """Labels for ``(text, has_calls)`` pairs; batched when the classifier supports it (llm)."""
+    many = getattr(classifier, "classify_many", None)
+    if many is not None:
+        return list(many(items))
+    return [classifier(text, has_calls) for text, has_calls in items]
 
 
 def classify(text: str | None, tool_calls: list | None = None, scheme: str = "default") -> ActionClass:

@@ -28,10 +28,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from tooldiag.classify.classes import ActionClass, highest_priority
+from tooldiag.classify.registry import SchemeOptions, scheme
 from tooldiag.classify.cues import alternation, compile_phrases, fold, fold_quotes, load_builtin, merge_cues, read_extension
 from tooldiag.classify.syntax import structured_call_names, text_holds_tool_call
 
@@ -297,3 +299,14 @@ class DefaultClassifier:
             # question rule (if any) decides.
             return ActionClass.CONFIRM if plan else None
         return ActionClass.CONFIRM if plan else ActionClass.ASK
+
+
+@lru_cache(maxsize=32)
+def _default_with(cue_files: tuple[str, ...]) -> DefaultClassifier:
+    return DefaultClassifier([Path(path) for path in cue_files])
+
+
+@scheme("default")
+def default_scheme(options: SchemeOptions) -> DefaultClassifier:
+    """tooldiag's rules extended by ``options.cue_files``; built once per set of cue files."""
+    return _default_with(tuple(str(path) for path in options.cue_files))

@@ -16,10 +16,14 @@ import os
 import re
 import textwrap
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tooldiag.classify.classes import ActionClass
+from tooldiag.classify.registry import SchemeOptions, scheme
 from tooldiag.errors import UserError
+
+if TYPE_CHECKING:
+    from tooldiag.models.base import ModelOptions
 
 #: Environment variable naming the judge model of the ``llm`` scheme.
 MODEL_ENV = "TOOLDIAG_CLASSIFY_MODEL"
@@ -75,28 +79,40 @@ def parse_judge_answer(answer: str | None) -> ActionClass | None:
     return None
 
 
+def _no_judge() -> UserError:
+    return UserError(
+        "the llm scheme needs a judge model",
+        hint=f"set {MODEL_ENV}=PROVIDER/MODEL (e.g. openai/gpt-4o-mini) or pass --judge",
+    )
+
+
+def judge_from_env(judge: str | None) -> str:
+    """``judge``, else the model named by :data:`MODEL_ENV`; a clear error when neither is set."""
+    model = judge or os.environ.get(MODEL_ENV)
+    if not model:
+        raise _no_judge()
+    return model
+
+
 class LLMClassifier:
     """Classify with a judge model; tool calls by syntax first."""
 
     name = "llm"
 
-    def __init__(self, model: str, *, max_chars: int = 6000) -> None:
-        from tooldiag.classify import get_classifier
+    def __init__(self, model: str, *, options: ModelOptions | None = None, max_chars: int = 6000) -> None:
+        from tooldiag.classify.default import default_scheme
 
         self.model = model
+        #: The judge's endpoint, key variable, concurrency, cache and retries (resolved by the caller).
+        self.options = options
         self.max_chars = max_chars
         self.fallbacks = 0
-        self._rules = get_classifier("default")
+        self._rules = default_scheme(SchemeOptions())
 
     @classmethod
-    def from_env(cls) -> LLMClassifier:
-        model = os.environ.get(MODEL_ENV)
-        if not model:
-            raise UserError(
-                "the llm scheme needs a judge model",
-                hint=f"set {MODEL_ENV}=PROVIDER/MODEL (e.g. openai/gpt-4o-mini) or pass --judge",
-            )
-        return cls(model)
+    def from_env(cls, options: ModelOptions | None = None) -> LLMClassifier:
+        """The judge named by :data:`MODEL_ENV` (what ``--judge`` defaults to)."""
+        return cls(judge_from_env(None), options=options)
 
     def _syntax_or_empty(self, text: Any, has_calls: bool) -> ActionClass | None:
         label = self._rules(text, has_calls)
@@ -111,7 +127,7 @@ class LLMClassifier:
         from tooldiag.models.registry import resolve_model
         from tooldiag.trajectory import GenerationConfig, Message
 
-        backend = resolve_model(self.model)
+        backend = resolve_model(self.model, self.options)
         config = GenerationConfig(temperature=0.0, max_tokens=50)
 
         async def one(text: Any, has_calls: bool) -> ActionClass:
@@ -143,3 +159,11 @@ class LLMClassifier:
         if early is not None:
             return early
         return self.classify_many([(text, has_calls)])[0]
+
+
+@scheme("llm")
+def llm_scheme(options: SchemeOptions) -> LLMClassifier:
+    """A judge model labels each text emission; ``options.judge`` names it."""
+    if not options.judge:
+        raise _no_judge()
+    return LLMClassifier(options.judge, options=options.judge_options)

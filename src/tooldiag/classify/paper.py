@@ -14,10 +14,12 @@ deep nesting) and on non-string, non-list emissions; here those inputs get a cla
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from tooldiag.classify.classes import ActionClass
 from tooldiag.classify.cues import fold_quotes, load_builtin
+from tooldiag.classify.registry import SchemeOptions, scheme
 from tooldiag.classify.syntax import paper_normalize, paper_text_is_tool_call, structured_call_names
 
 
@@ -77,3 +79,14 @@ class PaperClassifier:
             return ActionClass.OTHER
         label = self.classify_raw(text)
         return label if label is not None else ActionClass.OTHER
+
+
+@scheme("paper")
+def paper_scheme(options: SchemeOptions) -> PaperClassifier:
+    """Paper 001's released rules; cue extensions do not apply (the paper's tables stay reproducible)."""
+    return _builtin_paper()
+
+
+@lru_cache(maxsize=1)
+def _builtin_paper() -> PaperClassifier:
+    return PaperClassifier()

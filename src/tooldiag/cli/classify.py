@@ -25,6 +25,38 @@ CueFiles = Annotated[
     typer.Option("--cues", help="Extra cue file (JSON) for the default scheme; repeatable. Also: TOOLDIAG_CUES=FILE[:FILE].", dir_okay=False),
 ]
 Judge = Annotated[str | None, typer.Option("--judge", help="Judge model of the llm scheme, e.g. openai/gpt-4o-mini (or TOOLDIAG_CLASSIFY_MODEL).")]
+JudgeBaseUrl = Annotated[
+    str | None,
+    typer.Option("--judge-base-url", help="Endpoint of the llm scheme's judge, e.g. http://127.0.0.1:8000/v1.", rich_help_panel="llm scheme"),
+]
+JudgeApiKeyEnv = Annotated[
+    str | None,
+    typer.Option("--judge-api-key-env", help="Environment variable holding the judge's API key.", rich_help_panel="llm scheme"),
+]
+JudgeConcurrency = Annotated[
+    int, typer.Option("--judge-concurrency", min=1, help="Judge requests in flight at once.", rich_help_panel="llm scheme")
+]
+
+
+def resolve_classifier_options(
+    scheme: str,
+    cues: list[Path] | None,
+    judge: str | None,
+    judge_base_url: str | None = None,
+    judge_api_key_env: str | None = None,
+    judge_concurrency: int = 8,
+):
+    """The classifier the options name, resolved once here and passed down as an object."""
+    from tooldiag.classify import SCHEMES, get_classifier
+
+    if scheme not in SCHEMES:
+        raise UserError(f"unknown scheme {scheme!r}", hint="use one of: " + ", ".join(SCHEMES))
+    judge_options = None
+    if scheme == "llm":
+        from tooldiag.cli.options import build_model_options
+
+        judge_options = build_model_options(judge_base_url, judge_api_key_env, judge_concurrency, False, 6)
+    return get_classifier(scheme, cue_files=cues or (), judge=judge, judge_options=judge_options)
 
 
 def read_jsonl_objects(source: str) -> list[tuple[int, dict[str, Any]]]:
@@ -68,23 +100,14 @@ def message_parts(obj: dict[str, Any]) -> tuple[Any, bool]:
     return content_text(text), calls
 
 
-def _classifier(scheme: str, cues: list[Path] | None, judge: str | None):
-    from tooldiag.classify import SCHEMES, get_classifier
-
-    if scheme not in SCHEMES:
-        raise UserError(f"unknown scheme {scheme!r}", hint="use one of: " + ", ".join(SCHEMES))
-    if scheme == "llm" and judge:
-        from tooldiag.classify.llm import LLMClassifier
-
-        return LLMClassifier(judge)
-    return get_classifier(scheme, cue_files=cues or ())
-
-
 def classify_command(
     file: Annotated[str, typer.Argument(help="JSONL of assistant messages, one per line; - for stdin.")],
     scheme: Schemes = None,
     cues: CueFiles = None,
     judge: Judge = None,
+    judge_base_url: JudgeBaseUrl = None,
+    judge_api_key_env: JudgeApiKeyEnv = None,
+    judge_concurrency: JudgeConcurrency = 8,
     evaluate: Annotated[
         bool,
         typer.Option("--evaluate", help="Lines carry a gold 'label': print per-class precision/recall of each --scheme (default: paper and default)."),
@@ -96,8 +119,11 @@ def classify_command(
 
     Example: tooldiag classify messages.jsonl --scheme paper > classes.jsonl
     """
+    from tooldiag.classify import classify_batch
     from tooldiag.classify.classes import parse_action_class
-    from tooldiag.report.build import classify_batch
+
+    def classifier(name: str):
+        return resolve_classifier_options(name, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency)
 
     rows = read_jsonl_objects(file)
     schemes = scheme or (["paper", "default"] if evaluate else ["default"])
@@ -105,7 +131,7 @@ def classify_command(
     if not evaluate:
         if len(schemes) != 1:
             raise UserError("give one --scheme (several only with --evaluate)")
-        labels = classify_batch(_classifier(schemes[0], cues, judge), items)
+        labels = classify_batch(classifier(schemes[0]), items)
         out = sys.stdout
         for (number, obj), label in zip(rows, labels):
             record: dict[str, Any] = {"line": number}
@@ -122,7 +148,7 @@ def classify_command(
         if "label" not in obj:
             raise UserError(f"{file} line {number}: no 'label' field", hint="--evaluate needs the gold class in 'label'")
         gold.append(parse_action_class(obj["label"], where=f"{file} line {number}"))
-    evaluations = [score(s, gold, classify_batch(_classifier(s, cues, judge), items)) for s in schemes]
+    evaluations = [score(s, gold, classify_batch(classifier(s), items)) for s in schemes]
     typer.echo(evaluation_markdown(evaluations))
     for evaluation in evaluations:
         typer.echo(confusion_markdown(evaluation))

@@ -58,7 +58,7 @@ def demo_command(
             print_summary(summary, console)
         run_dirs.append(run_dir)
 
-    from tooldiag.report import write_reports
+    from tooldiag.suites.bfcl.diagnostic import write_reports
 
     table = write_reports(run_dirs, out / "reports")
     console.print("\n[bold]Action-class diagnostic (paper 001, Table 1)[/bold]")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from tooldiag.cli.classify import CueFiles, Judge
+from tooldiag.cli.classify import CueFiles, Judge, JudgeApiKeyEnv, JudgeBaseUrl, JudgeConcurrency, resolve_classifier_options
 from tooldiag.cli.report import (
     Confidence,
     ExecFailPp,
@@ -16,7 +16,7 @@ from tooldiag.cli.report import (
     Out,
     Scheme,
     TCap,
-    check_scheme_and_format,
+    check_format,
     emit,
     thresholds_from,
 )
@@ -29,6 +29,9 @@ def diagnose_command(
     scheme: Scheme = "default",
     cues: CueFiles = None,
     judge: Judge = None,
+    judge_base_url: JudgeBaseUrl = None,
+    judge_api_key_env: JudgeApiKeyEnv = None,
+    judge_concurrency: JudgeConcurrency = 8,
     masking_pp: MaskingPp = -15.0,
     execution_failure_pp: ExecFailPp = 60.0,
     t_cap: TCap = 10,
@@ -44,11 +47,10 @@ def diagnose_command(
     from tooldiag.diagnose import diagnose_log
     from tooldiag.report.render import render
 
-    check_scheme_and_format(scheme, fmt, judge)
+    check_format(fmt)
     report = diagnose_log(
         log,
-        scheme=scheme,
-        cue_files=cues or (),
+        resolve_classifier_options(scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency),
         thresholds=thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence),
     )
     emit(render([report], fmt), out)

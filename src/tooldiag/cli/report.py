@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from tooldiag.cli.classify import CueFiles, Judge
+from tooldiag.cli.classify import CueFiles, Judge, JudgeApiKeyEnv, JudgeBaseUrl, JudgeConcurrency, resolve_classifier_options
 
 Format = Annotated[str, typer.Option("--format", "-f", help="md, csv, json or latex.")]
 Out = Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file instead of standard output.", dir_okay=False)]
@@ -26,17 +25,12 @@ def thresholds_from(masking_pp: float, execution_failure_pp: float, t_cap: int, 
     return Thresholds(masking_pp=masking_pp, execution_failure_pp=execution_failure_pp, t_cap=t_cap, confidence=confidence)
 
 
-def check_scheme_and_format(scheme: str, fmt: str, judge: str | None) -> None:
-    from tooldiag.classify import SCHEMES
+def check_format(fmt: str) -> None:
     from tooldiag.errors import UserError
     from tooldiag.report.render import FORMATS
 
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}", hint="use one of: " + ", ".join(FORMATS))
-    if scheme not in SCHEMES:
-        raise UserError(f"unknown scheme {scheme!r}", hint="use one of: " + ", ".join(SCHEMES))
-    if judge:
-        os.environ["TOOLDIAG_CLASSIFY_MODEL"] = judge
 
 
 def emit(text: str, out: Path | None) -> None:
@@ -55,6 +49,9 @@ def report_command(
     scheme: Scheme = "default",
     cues: CueFiles = None,
     judge: Judge = None,
+    judge_base_url: JudgeBaseUrl = None,
+    judge_api_key_env: JudgeApiKeyEnv = None,
+    judge_concurrency: JudgeConcurrency = 8,
     masking_pp: MaskingPp = -15.0,
     execution_failure_pp: ExecFailPp = 60.0,
     t_cap: TCap = 10,
@@ -70,20 +67,20 @@ def report_command(
 
     Example: tooldiag report runs/qwen3 runs/xlam --format latex --out table1.tex
     """
-    from tooldiag.report import reports_from_run_dirs
     from tooldiag.report.render import render
+    from tooldiag.suites.bfcl.diagnostic import reports_from_run_dirs
 
-    check_scheme_and_format(scheme, fmt, judge)
+    check_format(fmt)
+    classifier = resolve_classifier_options(scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency)
     # -- probe shifts (tooldiag.suites.bfcl.probes.report), only with --baseline --------------------------
     if baseline:
         from tooldiag.suites.bfcl.probes import report as probes
 
-        emit(probes.render(probes.probe_report_from_dirs(run_dirs, baseline, scheme, cues or ()), fmt), out)
+        emit(probes.render(probes.probe_report_from_dirs(run_dirs, baseline, classifier), fmt), out)
         return
     reports = reports_from_run_dirs(
         run_dirs,
-        scheme=scheme,
-        cue_files=cues or (),
+        classifier,
         thresholds=thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence),
     )
     emit(render(reports, fmt), out)

@@ -18,8 +18,6 @@ def print_summary(summary, console=None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from tooldiag.suites.bfcl import CATEGORIES
-
     console = console or Console()
     table = Table(title=f"{summary.model} -> {summary.run_dir}", title_justify="left")
     table.add_column("category")
@@ -28,10 +26,8 @@ def print_summary(summary, console=None) -> None:
     table.add_column("Acc %", justify="right")
     table.add_column("errors", justify="right")
     accs = []
-    for cat in CATEGORIES:
-        entry = summary.counts.get(cat)
-        if not entry:
-            continue
+    for cat in summary.categories():
+        entry = summary.counts[cat]
         acc = summary.accuracy(cat)
         if acc is not None:
             accs.append(acc)

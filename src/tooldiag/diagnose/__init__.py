@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from tooldiag.classify import Classifier, get_classifier
+from tooldiag.classify import Classifier, classify_batch, get_classifier
 from tooldiag.classify.classes import ActionClass
 from tooldiag.diagnose.log import AssistantMessage, Conversation, read_agent_log
 from tooldiag.metrics.gar import CaseObservation, Thresholds
-from tooldiag.report.build import build_report, classify_batch
+from tooldiag.report.build import build_report
 from tooldiag.report.model import RunReport
 
 __all__ = ["AssistantMessage", "Conversation", "diagnose_log", "observations_from_conversations", "read_agent_log"]
@@ -45,17 +45,19 @@ def observations_from_conversations(conversations: Sequence[Conversation], class
 
 def diagnose_log(
     path: Path,
-    *,
-    scheme: str = "default",
-    cue_files: Sequence[Path] = (),
-    thresholds: Thresholds = Thresholds(),
     classifier: Classifier | None = None,
+    *,
+    thresholds: Thresholds = Thresholds(),
 ) -> RunReport:
-    """The calibration report of an agent log (Table 1 / 14 / 5 of paper 001)."""
+    """The calibration report of an agent log (Table 1 / 14 / 5 of paper 001).
+
+    ``classifier`` (resolved by the caller, e.g. ``get_classifier("paper")``) defaults
+    to the ``default`` scheme.
+    """
     conversations = read_agent_log(Path(path))
-    classifier = classifier or get_classifier(scheme, cue_files=cue_files)
+    classifier = classifier or get_classifier("default")
     cases = observations_from_conversations(conversations, classifier)
     notes = []
     if all(c.passed is None for c in conversations):
         notes.append("no conversation has 'passed': Acc and Delta are not available")
-    return build_report(Path(path).stem, cases, scheme=scheme, source=str(path), thresholds=thresholds, notes=notes)
+    return build_report(Path(path).stem, cases, scheme=classifier.name, source=str(path), thresholds=thresholds, notes=notes)

@@ -5,13 +5,11 @@ flags, capability counts); ``tooldiag.metrics.intervals`` the Wilson intervals.
 """
 
 from tooldiag.metrics.gar import (
-    BFCL_GOLD,
     CapabilityCounts,
     CaseObservation,
     CategorySummary,
     Thresholds,
     accuracy,
-    bfcl_gold_turns,
     calibration_flags,
     capability_counts,
     case_gar,
@@ -23,13 +21,11 @@ from tooldiag.metrics.gar import (
 from tooldiag.metrics.intervals import wilson_interval, wilson_interval_pct
 
 __all__ = [
-    "BFCL_GOLD",
     "CapabilityCounts",
     "CaseObservation",
     "CategorySummary",
     "Thresholds",
     "accuracy",
-    "bfcl_gold_turns",
     "calibration_flags",
     "capability_counts",
     "case_gar",

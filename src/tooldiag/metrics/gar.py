@@ -1,9 +1,11 @@
 """Gold Action Recall beside accuracy: paper 001's calibration profile, as pure functions.
 
 The inputs are plain data (:class:`CaseObservation`: a category, a gold class, a
-pass flag and, per turn, the set of classes the model emitted), so the same functions
-serve BFCL run stores, imported result files and arbitrary agent logs. Percentages
-are on 0..100 throughout.
+pass flag, per turn the set of classes the model emitted, and the gold turns), so the
+same functions serve BFCL run stores, imported result files and arbitrary agent logs.
+Which class is gold, and at which turns, is the benchmark's business: each suite
+supplies it as data (BFCL's in :mod:`tooldiag.suites.bfcl.gold`). Percentages are on
+0..100 throughout.
 
 * case-level GAR: paper 001 Eq. 1, §3.2;
 * turn-level GAR: paper 001 App. E (Table 14);
@@ -21,14 +23,6 @@ from dataclasses import dataclass, field
 
 from tooldiag.classify.classes import ActionClass
 from tooldiag.metrics.intervals import wilson_interval_pct
-
-#: Gold action per BFCL multi-turn category (paper 001 §3.1).
-BFCL_GOLD: dict[str, ActionClass] = {
-    "base": ActionClass.TOOL_CALL,
-    "long_context": ActionClass.TOOL_CALL,
-    "miss_func": ActionClass.REFUSE,
-    "miss_param": ActionClass.ASK,
-}
 
 #: Column order of the capability table (paper 001 Table 5).
 CAPABILITY_CLASSES: tuple[ActionClass, ...] = (ActionClass.TOOL_CALL, ActionClass.ASK, ActionClass.REFUSE, ActionClass.CONFIRM)
@@ -268,36 +262,3 @@ def capability_counts(cases: Iterable[CaseObservation], thresholds: Thresholds =
     counted = [case for case in cases if not case.errored]
     counts = {action: sum(1 for case in counted if action in case.emitted) for action in CAPABILITY_CLASSES}
     return CapabilityCounts(n=len(counted), counts=counts, t_cap=thresholds.t_cap)
-
-
-def bfcl_gold_turns(category: str, ground_truth_sizes: Sequence[int] | None, give_back_turns: Sequence[int] | None = None) -> tuple[int, ...] | None:
-    """The gold turns of a BFCL multi-turn case, for turn-level GAR (paper 001 App. E).
-
-    * base, long_context (gold tool_call): turns whose ground truth holds >= 1 call
-      (the 3 GT-empty turns of base 167/180 are not gold).
-    * miss_func (gold refuse): the turn just before each give-back turn, i.e. the
-      GT-empty turn whose request needs the held-out function (notes bfcl-multi-turn
-      §1); without give-back data, every GT-empty turn.
-    * miss_param (gold ask): the turn BFCL inserted, which omits a value: the first
-      GT-empty turn followed by a turn with calls (the paper code's sidecar
-      ``_miss_param_ask_turns.json`` and :func:`tooldiag.suites.bfcl.probes.detectors.miss_param_gold_turn`
-      use the same turn). The closing GT-empty turns that miss_param 167/180 inherit
-      from base 167/180 ask for nothing and are not gold. Without such a turn, every
-      GT-empty turn.
-    * other categories: ``None`` (every turn is gold).
-    """
-    if ground_truth_sizes is None:
-        return None
-    sizes = list(ground_truth_sizes)
-    if category in ("base", "long_context"):
-        return tuple(i for i, size in enumerate(sizes) if size > 0)
-    if category == "miss_func":
-        if give_back_turns:
-            return tuple(sorted({t - 1 for t in give_back_turns if 0 <= t - 1 < len(sizes)}))
-        return tuple(i for i, size in enumerate(sizes) if size == 0)
-    if category == "miss_param":
-        for i in range(len(sizes) - 1):
-            if sizes[i] == 0 and sizes[i + 1] > 0:
-                return (i,)
-        return tuple(i for i, size in enumerate(sizes) if size == 0)
-    return None

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tooldiag.metrics.gar import BFCL_GOLD, CAPABILITY_CLASSES, CapabilityCounts, CategorySummary, Thresholds
+from tooldiag.metrics.gar import CAPABILITY_CLASSES, CapabilityCounts, CategorySummary, Thresholds
+
 
 @dataclass
 class RunReport:
@@ -26,12 +27,19 @@ class RunReport:
     overall_acc: float | None
     thresholds: Thresholds = field(default_factory=Thresholds)
     notes: list[str] = field(default_factory=list)
+    #: The suite's column order (BFCL: the paper's); categories not in it follow alphabetically.
+    category_order: tuple[str, ...] = ()
 
 
-def ordered_categories(names: Sequence[str] | set[str]) -> list[str]:
-    """BFCL's four categories in the paper's column order, then the rest alphabetically."""
-    known = [name for name in BFCL_GOLD if name in names]
-    return known + sorted(name for name in names if name not in BFCL_GOLD)
+def ordered_categories(names: Sequence[str] | set[str], order: Sequence[str] = ()) -> list[str]:
+    """``names`` in the suite's ``order`` first, then the rest alphabetically."""
+    known = [name for name in dict.fromkeys(order) if name in names]
+    return known + sorted(name for name in names if name not in known)
+
+
+def report_order(reports: Sequence[RunReport]) -> tuple[str, ...]:
+    """The column order shared by ``reports``: their suites' orders, first seen first."""
+    return tuple(dict.fromkeys(name for report in reports for name in report.category_order))
 
 
 def _num(value: float | None) -> float | None:
@@ -69,7 +77,8 @@ def to_json(reports: Sequence[RunReport]) -> dict[str, Any]:
                 "name": report.name,
                 "overall_acc": _num(report.overall_acc),
                 "categories": {
-                    name: category_json(report.categories[name]) for name in ordered_categories(list(report.categories))
+                    name: category_json(report.categories[name])
+                    for name in ordered_categories(list(report.categories), report.category_order)
                 },
                 "capability_counts": {action.value: int(report.capability.counts.get(action, 0)) for action in CAPABILITY_CLASSES},
             }

@@ -22,7 +22,7 @@ from tooldiag.metrics.gar import (
     FLAG_NOT_COMPUTABLE,
     CategorySummary,
 )
-from tooldiag.report.model import RunReport, ordered_categories, to_json
+from tooldiag.report.model import RunReport, ordered_categories, report_order, to_json
 
 FORMATS = ("md", "csv", "json", "latex")
 
@@ -60,7 +60,7 @@ def _all_categories(reports: Sequence[RunReport]) -> list[str]:
     names: set[str] = set()
     for report in reports:
         names.update(report.categories)
-    return ordered_categories(names)
+    return ordered_categories(names, report_order(reports))
 
 
 def _gold_line(reports: Sequence[RunReport], categories: list[str]) -> str:
@@ -109,7 +109,7 @@ def table14_markdown(reports: Sequence[RunReport]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for report in reports:
-        for category in ordered_categories(list(report.categories)):
+        for category in ordered_categories(list(report.categories), report.category_order):
             s = report.categories[category]
             gap = None if s.gar is None or s.turn_gar is None else s.gar - s.turn_gar
             ratio = f"{s.gar / s.turn_gar:.2f}×" if s.gar is not None and s.turn_gar else "–"
@@ -166,7 +166,7 @@ def render_csv(reports: Sequence[RunReport]) -> str:
 
     for report in reports:
         caps = [report.capability.counts.get(a, 0) for a in CAPABILITY_CLASSES]
-        for category in ordered_categories(list(report.categories)):
+        for category in ordered_categories(list(report.categories), report.category_order):
             s = report.categories[category]
             lo_hi = [(num(ci[0]), num(ci[1])) if ci else ("", "") for ci in (s.gar_ci, s.turn_gar_ci, s.acc_ci)]
             writer.writerow(
@@ -217,7 +217,7 @@ def render_latex(reports: Sequence[RunReport]) -> str:
     out += [r"\begin{tabular}{l l r l l r r}", r"\toprule",
             r"Run & Category & $n$ & Case GAR (Wilson CI) & Turn GAR (Wilson CI) & Gap (pp) & Ratio \\", r"\midrule"]
     for report in reports:
-        for c in ordered_categories(list(report.categories)):
+        for c in ordered_categories(list(report.categories), report.category_order):
             s = report.categories[c]
             gap = None if s.gar is None or s.turn_gar is None else s.gar - s.turn_gar
             ratio = f"{s.gar / s.turn_gar:.2f}$\\times$" if s.gar is not None and s.turn_gar else "--"

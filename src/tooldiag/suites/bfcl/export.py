@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tooldiag.suites.bfcl.decode import fc_result_item
+from tooldiag.suites.bfcl.gold import BfclCaseNotes
 from tooldiag.trajectory import CaseTrajectory, Step
 
 
@@ -31,9 +32,10 @@ def result_field(trajectory: CaseTrajectory) -> Any:
     """BFCL's ``result`` for one case (a string for an inference error)."""
     if trajectory.inference_error is not None:
         return f"Error during inference: {trajectory.inference_error}"
-    if "bfcl_inference_error" in trajectory.notes:
-        return trajectory.notes["bfcl_inference_error"]
-    layout = trajectory.notes.get("layout")
+    notes = BfclCaseNotes.of(trajectory.notes)
+    if notes.bfcl_inference_error is not None:
+        return notes.bfcl_inference_error
+    layout = notes.layout
     return [[_step_item(s, layout) for s in turn.steps if not s.emission.injected] for turn in trajectory.turns]
 
 

@@ -28,6 +28,7 @@ from tooldiag.errors import UserError
 from tooldiag.suites.bfcl import CATEGORIES
 from tooldiag.suites.bfcl.data import GIVE_BACK_MESSAGE, MAXIMUM_STEP_LIMIT, BfclCase, load_cases
 from tooldiag.suites.bfcl.decode import is_empty_execute_response
+from tooldiag.suites.bfcl.gold import BfclCaseNotes
 from tooldiag.suites.bfcl.layouts import LAYOUT_NAMES, LAYOUTS, Layout, detect_layout, step_misfit, step_votes
 from tooldiag.trajectory import CaseTrajectory, Emission, Grade, Message, RunConfig, Step, Turn, Usage
 
@@ -321,18 +322,18 @@ def build_step(layout: Layout, step: Any, extra: dict[str, Any]) -> Step:
 def build_trajectory(case: BfclCase, entry: ResultEntry, layout: Layout, source: str) -> CaseTrajectory:
     """The trajectory of one imported case (no grade)."""
     data = entry.data
-    notes: dict[str, Any] = {
-        "ground_truth_sizes": case.ground_truth_sizes(),
-        "give_back_turns": sorted(case.missed_function),
-        "layout": layout.name,
-        "source_file": source,
-    }
+    notes = BfclCaseNotes(
+        ground_truth_sizes=case.ground_truth_sizes(),
+        give_back_turns=sorted(case.missed_function),
+        layout=layout.name,
+        source_file=source,
+    )
     result = data["result"]
     if not isinstance(result, list):
-        notes["bfcl_inference_error"] = result if isinstance(result, str) else json.dumps(result)
+        notes.bfcl_inference_error = result if isinstance(result, str) else json.dumps(result)
         if isinstance(data.get("traceback"), str):
-            notes["bfcl_traceback"] = data["traceback"]
-        return CaseTrajectory(case_id=case.id, category=case.category, notes=notes)
+            notes.bfcl_traceback = data["traceback"]
+        return CaseTrajectory(case_id=case.id, category=case.category, notes=notes.dump())
     tool_results = tool_results_from_log(data.get("inference_log"))
     turns = []
     for t, raw_turn in enumerate(result):
@@ -363,7 +364,7 @@ def build_trajectory(case: BfclCase, entry: ResultEntry, layout: Layout, source:
         # BFCL records fewer turns only after force-quitting one at the step cap.
         turns[-1].force_terminated = True
         turns[-1].notes["step_cap"] = MAXIMUM_STEP_LIMIT + 1
-    return CaseTrajectory(case_id=case.id, category=case.category, turns=turns, notes=notes)
+    return CaseTrajectory(case_id=case.id, category=case.category, turns=turns, notes=notes.dump())
 
 
 def import_case(case: BfclCase, entry: ResultEntry, layout: Layout, source: str) -> tuple[CaseTrajectory, Grade]:

@@ -28,6 +28,7 @@ from tooldiag.models.base import ModelBackend, TaskContext
 from tooldiag.suites.bfcl.data import GIVE_BACK_MESSAGE, MAXIMUM_STEP_LIMIT, BfclCase
 from tooldiag.suites.bfcl.decode import DecodeError, fc_decode, is_empty_execute_response
 from tooldiag.suites.bfcl.executor import BackendSession
+from tooldiag.suites.bfcl.gold import BfclCaseNotes
 from tooldiag.suites.bfcl.grader import fresh_model_name
 from tooldiag.suites.bfcl.tools import to_tool_specs
 from tooldiag.trajectory import CaseTrajectory, Emission, GenerationConfig, Message, Step, ToolSpec, Turn
@@ -135,11 +136,8 @@ class Rollout:
 
 
 def case_notes(case: BfclCase) -> dict[str, Any]:
-    """Per-case facts the diagnostic reads back from the store."""
-    return {
-        "ground_truth_sizes": case.ground_truth_sizes(),
-        "give_back_turns": sorted(case.missed_function),
-    }
+    """Per-case facts the diagnostic reads back from the store (:class:`BfclCaseNotes`)."""
+    return BfclCaseNotes(ground_truth_sizes=case.ground_truth_sizes(), give_back_turns=sorted(case.missed_function)).dump()
 
 
 def _decode(step: Step) -> list[str] | None:

@@ -43,6 +43,10 @@ class RunSummary:
     inference_errors: list[str] = field(default_factory=list)
     wall_s: float = 0.0
 
+    def categories(self) -> list[str]:
+        """The categories of the run, in BFCL's order (the summary table's rows)."""
+        return [category for category in CATEGORIES if self.counts.get(category)]
+
     def accuracy(self, category: str) -> float | None:
         entry = self.counts.get(category)
         if not entry or not entry["done"]:

@@ -38,7 +38,8 @@ from typing import Literal
 
 from tooldiag.classify import ActionClass, Classifier
 from tooldiag.errors import UserError
-from tooldiag.metrics.gar import BFCL_GOLD, CaseObservation, accuracy, case_gar
+from tooldiag.metrics.gar import CaseObservation, accuracy, case_gar
+from tooldiag.suites.bfcl.gold import BFCL_GOLD
 from tooldiag.trajectory import CaseTrajectory
 
 Reading = Literal["A", "B"]
@@ -122,15 +123,16 @@ def case_view(trajectory: CaseTrajectory, passed: bool | None, errored: bool, cl
     )
 
 
-def load_run(run_dir: str | Path, scheme: str = "default", cue_files: Sequence[str | Path] = ()) -> RunView:
+def load_run(run_dir: str | Path, classifier: Classifier | None = None) -> RunView:
     """Read a run store into a :class:`RunView` (the only I/O of this module).
 
-    ``scheme`` and ``cue_files`` choose the classifier, as for ``tooldiag report``.
+    ``classifier`` is resolved by the caller, as for ``tooldiag report`` (default scheme
+    unless given).
     """
     from tooldiag.classify import get_classifier
     from tooldiag.store import RunStore
 
-    classifier = get_classifier(scheme, cue_files=[Path(p) for p in cue_files])
+    classifier = classifier or get_classifier("default")
     with RunStore.open(run_dir) as store:
         config = store.config
         if config.suite != "bfcl":

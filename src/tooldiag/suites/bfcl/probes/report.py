@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tooldiag.classify import Classifier
 from tooldiag.errors import UserError
 from tooldiag.suites.bfcl.probes import PROBE_SPECS
 from tooldiag.suites.bfcl.probes.analysis import (
@@ -335,14 +336,13 @@ def build_probe_report(probe_runs: Sequence[RunView], baselines: Sequence[RunVie
 def probe_report_from_dirs(
     run_dirs: Sequence[str | Path],
     baselines: Sequence[str | Path],
-    scheme: str = "default",
-    cue_files: Sequence[str | Path] = (),
+    classifier: Classifier | None = None,
 ) -> ProbeReport:
     """:func:`build_probe_report` over run directories (what ``tooldiag report --baseline`` calls)."""
     from tooldiag.suites.bfcl.probes.analysis import load_run
 
-    probe_runs = [load_run(d, scheme, cue_files) for d in run_dirs]
-    baseline_runs = [load_run(d, scheme, cue_files) for d in baselines]
+    probe_runs = [load_run(d, classifier) for d in run_dirs]
+    baseline_runs = [load_run(d, classifier) for d in baselines]
     return build_probe_report(probe_runs, baseline_runs)
 
 

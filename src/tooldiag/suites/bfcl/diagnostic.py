@@ -1,0 +1,150 @@
+"""BFCL run stores -> case observations -> calibration reports (paper 001 Tables 1, 14, 5).
+
+The adapter between a stored BFCL run and the suite-agnostic metrics: it classifies
+every model emission (harness-injected text excluded: paper 001 App. C.2, reading A),
+takes each case's gold class and gold turns from :mod:`tooldiag.suites.bfcl.gold` and
+the typed case notes the runner and the importer store, and hands plain
+:class:`~tooldiag.metrics.gar.CaseObservation` objects to
+:func:`tooldiag.report.build_report` with BFCL's column order.
+
+>>> from tooldiag.suites.bfcl.diagnostic import write_reports
+>>> table = write_reports([Path("runs/oracle"), Path("runs/halt")], Path("reports"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tooldiag.classify import ActionClass, Classifier, classify_batch, get_classifier
+from tooldiag.metrics.gar import CaseObservation, Thresholds
+from tooldiag.report import RunReport, build_report, table1_markdown, write_report_files
+from tooldiag.store import RunStore
+from tooldiag.suites.bfcl.gold import CATEGORY_ORDER, BfclCaseNotes, bfcl_gold_turns, gold_class
+
+
+def observations_from_store(store: Any, classifier: Classifier) -> tuple[list[CaseObservation], bool, list[str]]:
+    """Case observations of a :class:`tooldiag.store.RunStore`, whether a text channel
+    exists, and notes for the reader (skipped categories).
+
+    The text channel is missing only for imported runs in which no model emission
+    carries any text (handlers that saved every text reply as ``[]``); a live run
+    always records text. ``config.import_info["text_channel"]`` overrides the guess.
+    """
+    records = list(store.iter_cases())
+    items: list[tuple[Any, bool]] = []
+    any_text = False
+    for record in records:
+        for turn in record.trajectory.turns:
+            for step in turn.steps:
+                emission = step.emission
+                if emission.injected:
+                    continue
+                items.append((emission.text, bool(emission.tool_calls)))
+                if not emission.tool_calls and isinstance(emission.text, str) and emission.text.strip():
+                    any_text = True
+    labels = iter(classify_batch(classifier, items))
+    observations: list[CaseObservation] = []
+    skipped: dict[str, int] = {}
+    for record in records:
+        notes = BfclCaseNotes.of(record.trajectory.notes)
+        gold = gold_class(record.category, notes)
+        turns = []
+        for turn in record.trajectory.turns:
+            classes = set()
+            for step in turn.steps:
+                if step.emission.injected:
+                    continue
+                classes.add(next(labels))
+            classes.discard(ActionClass.OTHER)
+            turns.append(frozenset(classes))
+        if gold is None:
+            skipped[record.category] = skipped.get(record.category, 0) + 1
+            continue
+        observations.append(
+            CaseObservation(
+                case_id=record.case_id,
+                category=record.category,
+                gold=gold,
+                passed=None if record.status != "done" else record.passed,
+                turns=tuple(turns),
+                gold_turns=bfcl_gold_turns(record.category, notes.ground_truth_sizes, notes.give_back_turns),
+                errored=record.status != "done",
+            )
+        )
+    config = store.config
+    text_channel = config.source != "import" or any_text
+    override = (config.import_info or {}).get("text_channel")
+    if isinstance(override, bool):
+        text_channel = override
+    notes_out = [
+        f"{count} {category} case(s) skipped: no gold action class known for this category"
+        for category, count in skipped.items()
+    ]
+    if not text_channel:
+        notes_out.append("no text replies were recorded (the handler dropped them): ask/refuse GAR is not computable")
+    return observations, text_channel, notes_out
+
+
+def run_name(config: Any, run_dir: Path) -> str:
+    """A row label: the model string, plus the probe when there is one."""
+    name = str(getattr(config, "model", "") or run_dir.name)
+    probe = getattr(config, "probe", None)
+    return f"{name} +{probe}" if probe else name
+
+
+def report_from_run_dir(
+    run_dir: Path,
+    classifier: Classifier,
+    *,
+    thresholds: Thresholds = Thresholds(),
+    name: str | None = None,
+) -> RunReport:
+    """Open a run directory (``tooldiag.errors.StoreError`` if it is not one) and report it."""
+    store = RunStore.open(run_dir)
+    try:
+        cases, text_channel, notes = observations_from_store(store, classifier)
+        return build_report(
+            name or run_name(store.config, Path(run_dir)),
+            cases,
+            scheme=classifier.name,
+            source=str(run_dir),
+            text_channel=text_channel,
+            thresholds=thresholds,
+            notes=notes,
+            category_order=CATEGORY_ORDER,
+        )
+    finally:
+        store.close()
+
+
+def reports_from_run_dirs(
+    run_dirs: Sequence[Path],
+    classifier: Classifier | None = None,
+    *,
+    thresholds: Thresholds = Thresholds(),
+) -> list[RunReport]:
+    """One report per run directory; duplicate names get their directory appended.
+
+    ``classifier`` defaults to the ``default`` scheme (with ``TOOLDIAG_CUES``).
+    """
+    classifier = classifier or get_classifier("default")
+    reports = [report_from_run_dir(Path(d), classifier, thresholds=thresholds) for d in run_dirs]
+    counts: dict[str, int] = {}
+    for report in reports:
+        counts[report.name] = counts.get(report.name, 0) + 1
+    for report, run_dir in zip(reports, run_dirs):
+        if counts[report.name] > 1:
+            report.name = f"{report.name} ({Path(run_dir).name})"
+    return reports
+
+
+def write_reports(run_dirs: Sequence[Path], out_dir: Path, classifier: Classifier | None = None) -> str:
+    """Report ``run_dirs`` in every format under ``out_dir``; return Table 1 as markdown.
+
+    This is what ``tooldiag demo`` calls at its end.
+    """
+    reports = reports_from_run_dirs([Path(d) for d in run_dirs], classifier)
+    write_report_files(reports, out_dir)
+    return table1_markdown(reports)
