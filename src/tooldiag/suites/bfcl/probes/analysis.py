@@ -129,9 +129,10 @@ def load_run(run_dir: str | Path, scheme: str = "default", cue_files: Sequence[s
     """
     from tooldiag.classify import get_classifier
     from tooldiag.store import RunStore
+    from tooldiag.suites.bfcl.ids import case_id_order
 
     classifier = get_classifier(scheme, cue_files=[Path(p) for p in cue_files])
-    with RunStore.open(run_dir) as store:
+    with RunStore.open(run_dir, sort_key=case_id_order) as store:
         config = store.config
         if config.suite != "bfcl":
             raise UserError(
