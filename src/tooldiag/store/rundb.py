@@ -15,8 +15,8 @@ Layout of ``<run_dir>/run.sqlite``:
   zlib-compressed JSON of :class:`~tooldiag.trajectory.CaseTrajectory`.
 
 The store knows no suite: :meth:`RunStore.iter_cases` yields cases in plain ``case_id``
-string order unless the caller gives a ``sort_key`` (a suite passes its own id order,
-e.g. :func:`tooldiag.suites.bfcl.ids.case_id_order`). Files are opened through
+string order unless the caller gives a ``sort_key`` (a suite that numbers its cases
+passes its own id order, so that case 2 comes before case 10). Files are opened through
 :mod:`tooldiag.store.sqlite`.
 """
 
