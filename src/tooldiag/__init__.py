@@ -1,3 +1,44 @@
-"""tooldiag: action-class calibration of tool-calling agents and reliability of LLM judges."""
+"""tooldiag: action-class calibration of tool-calling agents and reliability of LLM judges.
+
+The functions a user calls are the front door in :mod:`tooldiag.api`, one per CLI
+command, exposed here lazily so that ``import tooldiag`` (and importing any shared
+layer such as ``tooldiag.models``) loads no suite:
+
+>>> import tooldiag
+>>> summary = tooldiag.run_bfcl("ref/oracle", "runs/oracle", categories=["base"], limit=5)  # doctest: +SKIP
+>>> print(tooldiag.report(["runs/oracle"])[0].overall_acc)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 __version__ = "0.1.0"
+
+#: Names served from :mod:`tooldiag.api` on first use.
+_FRONT_DOOR = (
+    "classifier",
+    "diagnose",
+    "import_bfcl",
+    "judgebench_analyze",
+    "judgebench_judge",
+    "judgebench_predict",
+    "probe_report",
+    "report",
+    "run_bfcl",
+    "tau2_diagnose",
+)
+
+__all__ = ["__version__", *_FRONT_DOOR]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FRONT_DOOR:
+        from tooldiag import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'tooldiag' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

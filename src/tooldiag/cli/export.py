@@ -64,8 +64,9 @@ def export_command(
     """
     from tooldiag.errors import UserError
     from tooldiag.store import RunStore
+    from tooldiag.suites.bfcl.ids import case_id_order
 
-    store = RunStore.open(run_dir)
+    store = RunStore.open(run_dir, sort_key=case_id_order)
     try:
         if format == "jsonl":
             handle = sys.stdout if out is None else _open_output(out)

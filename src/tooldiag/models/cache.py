@@ -14,8 +14,10 @@ Only deterministic requests are cached: the cache is used when
 exactly 0. Successful emissions are stored; failures never are. A hit comes back
 with ``Emission.cached = True`` and the original latency, usage and raw body.
 
-Storage: one table in a WAL-mode SQLite file (readers never block the writer;
-several processes can share the file; ``busy_timeout`` absorbs lock contention), at
+Storage: one table in a WAL-mode SQLite file opened through :mod:`tooldiag.sqlite`
+(readers never block the writer; several processes can share the file; ``busy_timeout``
+absorbs lock contention), named by ``meta(format = tooldiag-response-cache,
+schema_version)`` (files from before the meta table get it on first open), at
 ``ModelOptions.cache_path``, else ``$TOOLDIAG_CACHE_DIR/responses.sqlite``, else
 ``$XDG_CACHE_HOME/tooldiag/responses.sqlite`` (default ``~/.cache/tooldiag/``).
 """
@@ -35,12 +37,18 @@ from pydantic import TypeAdapter
 
 from tooldiag.errors import UserError
 from tooldiag.models.base import ModelBackend, ModelOptions, TaskContext, ToolChoice
+from tooldiag import sqlite
 from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolSpec
 
 logger = logging.getLogger("tooldiag.models")
 
 #: Bumped when the key recipe or the stored value changes shape.
 CACHE_FORMAT = 1
+#: The file's name in its meta table. Informative only: the format is part of every key, so a
+#: file holding rows of another format is read, those rows just never hit.
+HEADER = sqlite.Header(
+    format_key="format", format="tooldiag-response-cache", version_key="schema_version", version=CACHE_FORMAT
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -109,11 +117,10 @@ class ResponseCache:
             return conn
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA busy_timeout = 30000")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
+            conn = sqlite.connect(self.path, autocommit=True, shared_across_threads=True)
             conn.execute(_SCHEMA)
+            conn.execute(sqlite.META_TABLE)
+            sqlite.add_missing_meta(conn, HEADER.items())
         except (OSError, sqlite3.Error) as exc:
             raise UserError(
                 f"cannot open the response cache {self.path}: {exc}",

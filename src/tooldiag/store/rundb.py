@@ -9,31 +9,40 @@ retried on resume.
 Layout of ``<run_dir>/run.sqlite``:
 
 * ``meta(key, value)``: ``format = tooldiag-run``, ``schema_version``, ``config``
-  (the :class:`~tooldiag.trajectory.RunConfig` as JSON), ``created_at``;
+  (the :class:`~tooldiag.trajectory.RunConfig` as JSON), ``created_at`` (Unix seconds as text);
 * ``cases(case_id, category, status, passed, error_type, grade, trajectory, updated_at)``:
   ``status`` is ``done`` or ``error``; ``grade`` is JSON; ``trajectory`` is
   zlib-compressed JSON of :class:`~tooldiag.trajectory.CaseTrajectory`.
+
+The store knows no suite: :meth:`RunStore.iter_cases` yields cases in plain ``case_id``
+string order unless the caller gives a ``sort_key`` (a suite that numbers its cases
+passes its own id order, so that case 2 comes before case 10). Files are opened through
+:mod:`tooldiag.sqlite`.
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
-import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tooldiag.errors import StoreError
+from tooldiag import sqlite
 from tooldiag.trajectory import SCHEMA_VERSION, CaseTrajectory, Grade, RunConfig
 
 DB_NAME = "run.sqlite"
 FORMAT = "tooldiag-run"
+HEADER = sqlite.Header(format_key="format", format=FORMAT, version_key="schema_version", version=SCHEMA_VERSION)
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+#: Orders case ids for :meth:`RunStore.iter_cases`: any function of one id returning a sortable value.
+SortKey = Callable[[str], Any]
+
+_SCHEMA = f"""
+{sqlite.META_TABLE};
 CREATE TABLE IF NOT EXISTS cases (
     case_id TEXT PRIMARY KEY,
     category TEXT NOT NULL,
@@ -60,11 +69,6 @@ class CaseRecord:
     trajectory: CaseTrajectory
 
 
-def _case_sort_key(case_id: str) -> tuple[str, int, str]:
-    prefix, _, number = case_id.rpartition("_")
-    return (prefix, int(number), "") if number.isdigit() else (case_id, -1, case_id)
-
-
 def _config_diff(old: dict, new: dict, prefix: str = "") -> list[str]:
     diffs = []
     for key in sorted(set(old) | set(new)):
@@ -79,43 +83,42 @@ def _config_diff(old: dict, new: dict, prefix: str = "") -> list[str]:
 class RunStore:
     """Read and write one run directory."""
 
-    def __init__(self, run_dir: Path, conn: sqlite3.Connection, config: RunConfig) -> None:
+    def __init__(
+        self, run_dir: Path, conn: sqlite3.Connection, config: RunConfig, sort_key: SortKey | None = None
+    ) -> None:
         self.run_dir = run_dir
         self._conn = conn
         self._lock = threading.Lock()
         self.config = config
+        #: The default order of :meth:`iter_cases` (``None``: plain string order of the ids).
+        self.sort_key = sort_key
 
     # -- opening -----------------------------------------------------------------
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        return conn
+        return sqlite.connect(path, shared_across_threads=True)
 
     @classmethod
     def _read_meta(cls, path: Path, conn: sqlite3.Connection) -> dict[str, str]:
         try:
-            rows = conn.execute("SELECT key, value FROM meta").fetchall()
+            meta = sqlite.read_meta(conn)
         except sqlite3.DatabaseError as exc:
             raise StoreError(
                 f"{path} is not a tooldiag run store ({exc})",
                 hint="point --run-dir at a new folder, or at a folder written by tooldiag",
             ) from None
-        meta = dict(rows)
-        if meta.get("format") != FORMAT:
+        if meta.get(HEADER.format_key) != HEADER.format:
             raise StoreError(
                 f"{path} is not a tooldiag run store (no tooldiag header)",
                 hint="point --run-dir at a new folder, or at a folder written by tooldiag",
             )
         try:
-            version = int(meta.get("schema_version", "0"))
+            version = sqlite.parse_version(meta.get(HEADER.version_key)) or 0
         except ValueError:
             raise StoreError(
                 f"{path} has an unreadable schema version {meta['schema_version']!r}", hint="the store is damaged"
             ) from None
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "cases" not in tables:
+        if "cases" not in sqlite.table_names(conn):
             raise StoreError(f"{path} has no cases table", hint="the store is damaged; point --run-dir at a new folder")
         if version > SCHEMA_VERSION:
             raise StoreError(
@@ -125,8 +128,8 @@ class RunStore:
         return meta
 
     @classmethod
-    def open(cls, run_dir: str | Path) -> RunStore:
-        """Open an existing run (read and write)."""
+    def open(cls, run_dir: str | Path, *, sort_key: SortKey | None = None) -> RunStore:
+        """Open an existing run (read and write); ``sort_key`` orders :meth:`iter_cases`."""
         run_dir = Path(run_dir)
         path = run_dir / DB_NAME
         if not path.is_file():
@@ -146,15 +149,15 @@ class RunStore:
             config = RunConfig.model_validate_json(meta["config"])
         except Exception as exc:  # noqa: BLE001
             raise StoreError(f"{path} has an unreadable run config ({exc})", hint="the store is damaged") from None
-        return cls(run_dir, conn, config)
+        return cls(run_dir, conn, config, sort_key)
 
     @classmethod
-    def create_or_resume(cls, run_dir: str | Path, config: RunConfig) -> RunStore:
+    def create_or_resume(cls, run_dir: str | Path, config: RunConfig, *, sort_key: SortKey | None = None) -> RunStore:
         """Start a run in ``run_dir``, or resume the one there if its config matches."""
         run_dir = Path(run_dir)
         path = run_dir / DB_NAME
         if path.exists():
-            store = cls.open(run_dir)
+            store = cls.open(run_dir, sort_key=sort_key)
             diffs = _config_diff(store.config.identity(), config.identity())
             if diffs:
                 store.close()
@@ -173,22 +176,21 @@ class RunStore:
             conn = cls._connect(path)
             with conn:
                 conn.executescript(_SCHEMA)
-                conn.executemany(
-                    "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                    [
-                        ("format", FORMAT),
-                        ("schema_version", str(SCHEMA_VERSION)),
-                        ("config", config.model_dump_json()),
-                        ("created_at", str(time.time())),
-                    ],
+                sqlite.write_meta(
+                    conn,
+                    {
+                        **HEADER.items(),
+                        "config": config.model_dump_json(),
+                        "created_at": str(sqlite.unix_time()),
+                    },
                 )
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot create a run store at {path} ({exc})", hint="check the folder") from None
-        return cls(run_dir, conn, config)
+        return cls(run_dir, conn, config, sort_key)
 
     def _set_meta(self, key: str, value: str) -> None:
         with self._lock, self._conn:
-            self._conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+            sqlite.write_meta(self._conn, {key: value})
 
     def close(self) -> None:
         self._conn.close()
@@ -216,7 +218,7 @@ class RunStore:
                     None if grade is None else grade.error_type,
                     None if grade is None else grade.model_dump_json(),
                     blob,
-                    time.time(),
+                    sqlite.unix_time(),
                 ),
             )
 
@@ -258,11 +260,12 @@ class RunStore:
             trajectory=trajectory,
         )
 
-    def iter_cases(self) -> Iterator[CaseRecord]:
-        """Every stored case, in BFCL id order (category, then number)."""
+    def iter_cases(self, sort_key: SortKey | None = None) -> Iterator[CaseRecord]:
+        """Every stored case, ordered by ``sort_key``, else the store's own, else plain id order."""
+        key = sort_key or self.sort_key
         with self._lock:
             ids = [row[0] for row in self._conn.execute("SELECT case_id FROM cases")]
-        for case_id in sorted(ids, key=_case_sort_key):
+        for case_id in sorted(ids, key=key):
             record = self.get_case(case_id)
             if record is not None:
                 yield record

@@ -113,14 +113,3 @@ def test_kill_9_midway_then_resume_loses_and_duplicates_nothing(tmp_path):
     clean = run_bfcl("ref/oracle", tmp_path / "clean", categories=["base", "miss_func"], limit=30)
     assert [r[:4] for r in rows] == _rows(tmp_path / "clean" / "run.sqlite")
 
-
-def test_resume_accepts_a_moved_endpoint_and_longer_timeout(tmp_path):
-    from tooldiag.trajectory import GenerationConfig, RunConfig
-
-    base = RunConfig(suite="bfcl", model="openai/m", categories=["base"], base_url="http://127.0.0.1:8000/v1")
-    RunStore.create_or_resume(tmp_path / "r", base).close()
-    moved = base.model_copy(update={"base_url": "http://127.0.0.1:9000/v1", "generation": GenerationConfig(timeout_s=600)})
-    store = RunStore.create_or_resume(tmp_path / "r", moved)
-    assert store.config.base_url == "http://127.0.0.1:9000/v1"
-    store.close()
-    assert RunStore.open(tmp_path / "r").config.base_url == "http://127.0.0.1:9000/v1"

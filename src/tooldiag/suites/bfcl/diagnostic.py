@@ -22,6 +22,7 @@ from tooldiag.metrics.gar import CaseObservation, Thresholds
 from tooldiag.report import RunReport, build_report, table1_markdown, write_report_files
 from tooldiag.store import RunStore
 from tooldiag.suites.bfcl.gold import CATEGORY_ORDER, BfclCaseNotes, bfcl_gold_turns, gold_class
+from tooldiag.suites.bfcl.ids import case_id_order
 
 
 def observations_from_store(store: Any, classifier: Classifier) -> tuple[list[CaseObservation], bool, list[str]]:
@@ -102,7 +103,7 @@ def report_from_run_dir(
     name: str | None = None,
 ) -> RunReport:
     """Open a run directory (``tooldiag.errors.StoreError`` if it is not one) and report it."""
-    store = RunStore.open(run_dir)
+    store = RunStore.open(run_dir, sort_key=case_id_order)
     try:
         cases, text_channel, notes = observations_from_store(store, classifier)
         return build_report(

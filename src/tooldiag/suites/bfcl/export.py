@@ -14,6 +14,7 @@ from typing import Any
 
 from tooldiag.suites.bfcl.decode import fc_result_item
 from tooldiag.suites.bfcl.gold import BfclCaseNotes
+from tooldiag.suites.bfcl.ids import case_id_order
 from tooldiag.trajectory import CaseTrajectory, Step
 
 
@@ -44,7 +45,7 @@ def write_bfcl_results(store, out_dir: str | Path) -> list[Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     lines: dict[str, list[str]] = {}
-    for record in store.iter_cases():
+    for record in store.iter_cases(sort_key=case_id_order):
         traj = record.trajectory
         entry: dict[str, Any] = {"id": record.case_id, "result": result_field(traj)}
         if isinstance(entry["result"], list):

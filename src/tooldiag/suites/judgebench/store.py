@@ -10,6 +10,10 @@ infrastructure reasons) are retried on resume; ``empty``/``unparseable`` predict
 
 The store keeps the records it was run on (with a content fingerprint) and the settings of
 every model and condition; resuming with different records or settings is refused.
+
+The file is opened through :mod:`tooldiag.sqlite` (autocommit: each row is its own
+transaction). Its header is ``meta(suite = judgebench, store_version = 1)``, the keys the
+first stores were written with; row timestamps are ISO-8601 text.
 """
 
 from __future__ import annotations
@@ -17,18 +21,19 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from tooldiag.errors import StoreError
+from tooldiag import sqlite
 from tooldiag.suites.judgebench.records import JudgeBenchRecord
 
 STORE_FILE = "judgebench.sqlite"
-STORE_VERSION = "1"
+STORE_VERSION = 1
+HEADER = sqlite.Header(format_key="suite", format="judgebench", version_key="store_version", version=STORE_VERSION)
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+_SCHEMA = f"""
+{sqlite.META_TABLE};
 CREATE TABLE IF NOT EXISTS records (
     id TEXT PRIMARY KEY, dag_type TEXT NOT NULL, fingerprint TEXT NOT NULL, body TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS settings (
@@ -50,10 +55,6 @@ PREDICTION_STATUSES = ("ok", "empty", "unparseable", "error")
 JUDGEMENT_STATUSES = ("ok", "null", "error")
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
 class JudgeBenchStore:
     """SQLite-backed results of predict and judge runs in ``run_dir``."""
 
@@ -70,21 +71,26 @@ class JudgeBenchStore:
                 raise StoreError(f"{self.run_dir} is not a directory", hint="choose another --run-dir")
             self.run_dir.mkdir(parents=True, exist_ok=True)
         try:
-            self.db = sqlite3.connect(self.path, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db = sqlite.connect(self.path, autocommit=True)
             self.db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path} is not a readable judgebench store ({exc})", hint="use a fresh --run-dir") from None
-        version = self._meta("store_version")
+        version = self._meta(HEADER.version_key)
         if version is None:
-            self._set_meta("store_version", STORE_VERSION)
-            self._set_meta("suite", "judgebench")
-        elif version != STORE_VERSION or self._meta("suite") != "judgebench":
+            sqlite.write_meta(self.db, HEADER.items())
+        elif not self._is_compatible(version):
             raise StoreError(
                 f"{self.path} was written by an incompatible tooldiag (store version {version})",
                 hint="use a fresh --run-dir",
             )
+
+    def _is_compatible(self, version: str) -> bool:
+        """The stored version is ours (text ``"1"``, as every judgebench store wrote it) in a judgebench file."""
+        try:
+            number = sqlite.parse_version(version)
+        except ValueError:
+            return False
+        return number == HEADER.version and self._meta(HEADER.format_key) == HEADER.format
 
     def close(self) -> None:
         self.db.close()
@@ -98,11 +104,10 @@ class JudgeBenchStore:
     # ------------------------------------------------------------------ meta
 
     def _meta(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
+        return sqlite.meta_value(self.db, key)
 
     def _set_meta(self, key: str, value: str) -> None:
-        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+        sqlite.write_meta(self.db, {key: value})
 
     def pin_meta(self, key: str, value: str, what: str) -> None:
         """Record ``value`` under ``key`` once; refuse a different value later."""
@@ -202,7 +207,7 @@ class JudgeBenchStore:
                 json.dumps(raw, default=str) if raw is not None else None,
                 error,
                 latency_s,
-                _now(),
+                sqlite.iso_time(),
             ),
         )
 
@@ -276,7 +281,7 @@ class JudgeBenchStore:
                 attempts,
                 error,
                 prompt,
-                _now(),
+                sqlite.iso_time(),
             ),
         )
 

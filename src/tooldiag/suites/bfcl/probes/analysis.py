@@ -131,9 +131,10 @@ def load_run(run_dir: str | Path, classifier: Classifier | None = None) -> RunVi
     """
     from tooldiag.classify import get_classifier
     from tooldiag.store import RunStore
+    from tooldiag.suites.bfcl.ids import case_id_order
 
     classifier = classifier or get_classifier("default")
-    with RunStore.open(run_dir) as store:
+    with RunStore.open(run_dir, sort_key=case_id_order) as store:
         config = store.config
         if config.suite != "bfcl":
             raise UserError(
