@@ -43,9 +43,9 @@ class _Capture(RecordingBackend):
         super().__init__(inner)
         self.seen = []
 
-    async def generate(self, messages, tools=None, tool_choice=None, config=None, *, context=None):
-        self.seen.append((list(messages), list(tools or [])))
-        return await super().generate(messages, tools, tool_choice, config, context=context)
+    async def complete(self, request):
+        self.seen.append((list(request.messages), list(request.tools or [])))
+        return await super().complete(request)
 
 
 def bfcl_requests(n_cases: int = 8):

@@ -7,6 +7,8 @@ with the hint and exits with status 2.
 
 from __future__ import annotations
 
+import enum
+
 
 class UserError(Exception):
     """A problem with what the user asked for, with a hint on how to fix it."""
@@ -32,24 +34,42 @@ class StoreError(UserError):
     """A run directory that is corrupt, foreign, or holds a different run."""
 
 
+class ModelCallErrorKind(enum.Enum):
+    """How far a failed model request reaches; the runner's response depends on nothing else."""
+
+    #: No other case can escape it either (bad key, unknown model, unreachable server):
+    #: the run stops with one line.
+    FATAL = "fatal"
+    #: Retries ran out on a failure that may pass (429, 5xx, timeouts, malformed bodies):
+    #: the case is stored as an explicit error row and retried on resume.
+    TRANSIENT = "transient"
+    #: The server rejected this very request (e.g. HTTP 400, context too long); the same
+    #: request would fail again, so the case is graded as the benchmark grades a model
+    #: that failed at inference (BFCL: ``inference_error``).
+    REJECTED = "rejected"
+
+
 class ModelCallError(Exception):
     """A model request that failed for good (after the retries it deserved).
 
-    Not a :class:`UserError`. Three kinds, told apart by the flags:
-
-    * ``fatal``: no other case can escape it either (bad key, unknown model,
-      unreachable server): the run stops with one line;
-    * ``transient`` (the default): retries ran out on a failure that may pass (429,
-      5xx, timeouts, malformed bodies): the case is stored as an explicit error row
-      and retried on resume;
-    * neither: the server rejected this very request (e.g. HTTP 400, context too
-      long); the same request would fail again, so the case is graded as the
-      benchmark grades a model that failed at inference (BFCL: ``inference_error``).
+    Not a :class:`UserError`. ``kind`` (one :class:`ModelCallErrorKind`) says what the
+    runner does with it; ``status`` is the last HTTP status, when there was one.
     """
 
-    def __init__(self, message: str, *, status: int | None = None, fatal: bool = False, transient: bool = True) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, kind: ModelCallErrorKind = ModelCallErrorKind.TRANSIENT
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
-        self.fatal = fatal
-        self.transient = transient
+        self.kind = kind
+
+    @property
+    def fatal(self) -> bool:
+        """Shorthand for ``kind is ModelCallErrorKind.FATAL`` (read-only, derived from ``kind``)."""
+        return self.kind is ModelCallErrorKind.FATAL
+
+    @property
+    def transient(self) -> bool:
+        """Shorthand for ``kind is ModelCallErrorKind.TRANSIENT`` (read-only, derived from ``kind``)."""
+        return self.kind is ModelCallErrorKind.TRANSIENT

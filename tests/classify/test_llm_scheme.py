@@ -18,8 +18,8 @@ class ScriptedJudge(ModelBackend):
 
     prompts: list[str] = []
 
-    async def generate(self, messages, tools=None, tool_choice=None, config=None, *, context=None):
-        prompt = messages[-1].content
+    async def complete(self, request):
+        prompt = request.messages[-1].content
         ScriptedJudge.prompts.append(prompt)
         message = prompt.rsplit("<<<", 1)[1]
         if "garble" in message:

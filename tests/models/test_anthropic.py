@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from tests.support.fake_openai import Reply
-from tooldiag.errors import MissingDependencyError, ModelCallError, UserError
+from tooldiag.errors import MissingDependencyError, ModelCallError, ModelCallErrorKind, UserError
 from tooldiag.models import ModelOptions, resolve_model
 from tooldiag.models.anthropic import (
     _sdk_accepts_sampling,
@@ -115,7 +115,7 @@ def test_errors_are_classified(server, anthropic_options):
     server.script(Reply.fail(400, "messages: roles must alternate"))
     with pytest.raises(ModelCallError) as info:
         generate(resolve_model("anthropic/c", anthropic_options()), [Message(role="user", content="hi")])
-    assert info.value.status == 400 and not info.value.fatal
+    assert info.value.status == 400 and info.value.kind is ModelCallErrorKind.REJECTED
     assert "HTTP 400: messages: roles must alternate" in info.value.message
     assert server.request_count == 1
 

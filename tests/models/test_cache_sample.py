@@ -11,7 +11,7 @@ class Counter(ModelBackend):
     def __init__(self):
         self.calls = 0
 
-    async def generate(self, messages, tools=None, tool_choice=None, config=None, *, context=None):
+    async def complete(self, request):
         self.calls += 1
         return Emission(text=f"draw {self.calls}")
 

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from tests.support.fake_openai import Reply
-from tooldiag.errors import ModelCallError
+from tooldiag.errors import ModelCallError, ModelCallErrorKind
 from tooldiag.models import resolve_model
 from tooldiag.models.retry import AttemptFailure, RetryPolicy, call_with_retries, parse_retry_after
 from tooldiag.trajectory import GenerationConfig, Message
@@ -58,7 +58,7 @@ def test_retries_are_bounded_and_the_last_error_is_reported(server, options):
         generate(resolve_model("openai/m", options(max_retries=3)))
     assert server.request_count == 4
     error = info.value
-    assert (error.status, error.fatal) == (500, False)
+    assert (error.status, error.kind) == (500, ModelCallErrorKind.TRANSIENT)
     assert "gave up after 4 attempts" in error.message and "still broken" in error.message
     assert "openai/m at http://127.0.0.1" in error.message
 
@@ -76,7 +76,7 @@ def test_other_client_errors_fail_fast_with_the_servers_message(server, options,
     with pytest.raises(ModelCallError) as info:
         generate(resolve_model("openai/m", options()))
     assert server.request_count == 1
-    assert (info.value.status, info.value.fatal) == (status, False)
+    assert (info.value.status, info.value.kind) == (status, ModelCallErrorKind.REJECTED)
     assert f"HTTP {status}: tools[0].parameters is not a valid JSON schema" in info.value.message
 
 
@@ -86,7 +86,7 @@ def test_auth_and_not_found_are_fatal(server, options, status):
     with pytest.raises(ModelCallError) as info:
         generate(resolve_model("openai/m", options()))
     assert server.request_count == 1
-    assert info.value.fatal and info.value.status == status
+    assert info.value.kind is ModelCallErrorKind.FATAL and info.value.status == status
     if status == 404:
         assert "--base-url" in info.value.message
 
@@ -120,7 +120,7 @@ def test_persistent_stalls_end_in_a_non_fatal_timeout_error(server, options):
     with pytest.raises(ModelCallError) as info:
         generate(resolve_model("openai/m", options(max_retries=1)), GenerationConfig(timeout_s=0.1))
     assert "no answer within 0.1 s" in info.value.message
-    assert not info.value.fatal
+    assert info.value.kind is ModelCallErrorKind.TRANSIENT
 
 
 def test_unreachable_server_is_fatal_after_retries(options):
@@ -130,7 +130,7 @@ def test_unreachable_server_is_fatal_after_retries(options):
     backend = resolve_model("openai/m", options(base_url=f"http://127.0.0.1:{port}/v1", max_retries=2))
     with pytest.raises(ModelCallError) as info:
         generate(backend)
-    assert info.value.fatal and info.value.status is None
+    assert info.value.kind is ModelCallErrorKind.FATAL and info.value.status is None
     assert "gave up after 3 attempts (server unreachable)" in info.value.message
 
 
@@ -198,4 +198,15 @@ def test_connection_failure_after_contact_is_not_fatal():
 
     with pytest.raises(ModelCallError) as info:
         asyncio.run(call_with_retries(attempt, policy=RetryPolicy(max_retries=1), describe="x", sleep=sleep))
-    assert not info.value.fatal
+    assert info.value.kind is ModelCallErrorKind.TRANSIENT
+
+
+def test_the_error_kind_is_one_closed_value_and_the_flags_derive_from_it():
+    assert {k.value for k in ModelCallErrorKind} == {"fatal", "transient", "rejected"}
+    assert ModelCallError("x").kind is ModelCallErrorKind.TRANSIENT
+    flags = {k: (ModelCallError("x", kind=k).fatal, ModelCallError("x", kind=k).transient) for k in ModelCallErrorKind}
+    assert flags == {
+        ModelCallErrorKind.FATAL: (True, False),
+        ModelCallErrorKind.TRANSIENT: (False, True),
+        ModelCallErrorKind.REJECTED: (False, False),
+    }

@@ -23,8 +23,8 @@ import json
 from tests.support.fake_openai import Reply
 from tests.support.replay import ReplayTable, request_key
 from tooldiag.models import resolve_model
-from tooldiag.models.base import ModelBackend, TaskContext, ToolChoice
-from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolSpec
+from tooldiag.models.base import ModelBackend, ModelRequest
+from tooldiag.trajectory import Emission, GenerationConfig
 
 
 class RecordingBackend(ModelBackend):
@@ -38,18 +38,10 @@ class RecordingBackend(ModelBackend):
         self.conflicts: list[str] = []
         self.requests = 0
 
-    async def generate(
-        self,
-        messages: list[Message],
-        tools: list[ToolSpec] | None = None,
-        tool_choice: ToolChoice = None,
-        config: GenerationConfig | None = None,
-        *,
-        context: TaskContext | None = None,
-    ) -> Emission:
-        emission = await self.inner.generate(messages, tools, tool_choice, config, context=context)
+    async def complete(self, request: ModelRequest) -> Emission:
+        emission = await self.inner.complete(request)
         self.requests += 1
-        key = request_key([m.to_openai() for m in messages], [t.to_openai() for t in tools or []])
+        key = request_key([m.to_openai() for m in request.messages], [t.to_openai() for t in request.tools or []])
         reply = Reply(
             text=emission.text,
             tool_calls=[

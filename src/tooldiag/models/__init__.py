@@ -2,7 +2,7 @@
 providers and the response cache (the ``ref/*`` reference policies live in
 ``tooldiag.suites.reference``, above the suites they name)."""
 
-from tooldiag.models.base import ModelBackend, ModelOptions, TaskContext
+from tooldiag.models.base import ModelBackend, ModelOptions, ModelRequest, TaskContext
 from tooldiag.models.registry import provider, resolve_model
 
-__all__ = ["ModelBackend", "ModelOptions", "TaskContext", "provider", "resolve_model"]
+__all__ = ["ModelBackend", "ModelOptions", "ModelRequest", "TaskContext", "provider", "resolve_model"]

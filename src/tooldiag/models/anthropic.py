@@ -38,24 +38,17 @@ import inspect
 import json
 import os
 import re
-import time
 from collections import deque
 from typing import Any
 
 from tooldiag.errors import MissingDependencyError
-from tooldiag.models.base import ModelBackend, ModelOptions, TaskContext, ToolChoice
+from tooldiag.models.base import ModelBackend, ModelOptions, ModelRequest, ToolChoice
 from tooldiag.models.cache import with_cache
-from tooldiag.models.endpoints import PerLoop, check_base_url, check_concurrency, endpoint_semaphore, resolve_api_key
+from tooldiag.models.endpoints import PerLoop, check_base_url, resolve_api_key
+from tooldiag.models.network import NetworkBackend
 from tooldiag.models.registry import provider
-from tooldiag.models.retry import (
-    AttemptFailure,
-    call_with_retries,
-    failure_for_status,
-    parse_retry_after,
-    policy_from_options,
-    redact_json,
-)
-from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolCall, ToolSpec, Usage
+from tooldiag.models.retry import AttemptFailure, failure_for_status, parse_retry_after, redact_json
+from tooldiag.trajectory import Emission, Message, ToolCall, ToolSpec, Usage
 
 DEFAULT_ENDPOINT = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -183,7 +176,7 @@ def classify_sdk_error(sdk: Any, exc: Exception) -> AttemptFailure:
     return AttemptFailure("malformed", f"malformed response: {type(exc).__name__}: {exc}")
 
 
-class AnthropicBackend(ModelBackend):
+class AnthropicBackend(NetworkBackend[dict[str, Any], Any]):
     """A Claude model behind the Messages API."""
 
     def __init__(self, model: str, options: ModelOptions) -> None:
@@ -194,10 +187,14 @@ class AnthropicBackend(ModelBackend):
         self._api_key = resolve_api_key(
             options.api_key_env, DEFAULT_KEY_ENV, required=self.base_url is None, provider=f"anthropic/{model}"
         )
-        self.concurrency = check_concurrency(options.concurrency)
-        self.policy = policy_from_options(options.max_retries, options.extra)
-        self._endpoint = self.base_url or DEFAULT_ENDPOINT
-        self._describe = f"anthropic/{model} at {self._endpoint}"
+        endpoint = self.base_url or DEFAULT_ENDPOINT
+        super().__init__(
+            provider_name="anthropic",
+            endpoint=endpoint,
+            describe=f"anthropic/{model} at {endpoint}",
+            options=options,
+            secrets=(self._api_key,),
+        )
         self._clients: PerLoop[Any] = PerLoop(self._new_client)
 
     def _new_client(self) -> Any:
@@ -205,17 +202,12 @@ class AnthropicBackend(ModelBackend):
         return self._sdk.AsyncAnthropic(api_key=self._api_key or "none", base_url=self.base_url, max_retries=0)
 
     def __repr__(self) -> str:
-        return f"AnthropicBackend(model={self.model!r}, endpoint={self._endpoint!r})"
+        return f"AnthropicBackend(model={self.model!r}, endpoint={self.endpoint!r})"
 
-    def request_params(
-        self,
-        messages: list[Message],
-        tools: list[ToolSpec] | None,
-        tool_choice: ToolChoice,
-        config: GenerationConfig,
-    ) -> dict[str, Any]:
+    def build_request(self, request: ModelRequest) -> dict[str, Any]:
         """Keyword arguments for ``messages.create`` (see the module docstring)."""
-        system, converted = to_anthropic_messages(messages)
+        config = request.config
+        system, converted = to_anthropic_messages(request.messages)
         params: dict[str, Any] = {
             "model": self.model,
             "messages": converted,
@@ -224,9 +216,9 @@ class AnthropicBackend(ModelBackend):
         }
         if system:
             params["system"] = system
-        if tools:
-            params["tools"] = to_anthropic_tools(tools)
-            choice = to_anthropic_tool_choice(tool_choice)
+        if request.tools:
+            params["tools"] = to_anthropic_tools(request.tools)
+            choice = to_anthropic_tool_choice(request.tool_choice)
             if choice is not None:
                 params["tool_choice"] = choice
         if config.stop:
@@ -239,40 +231,23 @@ class AnthropicBackend(ModelBackend):
             params["extra_body"] = dict(config.extra_body)
         return params
 
-    async def generate(
-        self,
-        messages: list[Message],
-        tools: list[ToolSpec] | None = None,
-        tool_choice: ToolChoice = None,
-        config: GenerationConfig | None = None,
-        *,
-        context: TaskContext | None = None,
-    ) -> Emission:
-        params = self.request_params(messages, tools, tool_choice, config or GenerationConfig())
-        return await call_with_retries(
-            lambda: self._attempt(params), policy=self.policy, describe=self._describe, secrets=(self._api_key,)
-        )
-
-    async def _attempt(self, params: dict[str, Any]) -> Emission:
+    async def send(self, prepared: dict[str, Any], request: ModelRequest) -> Any:
+        """The response body as a dict (converting the SDK's object is part of the answer's time)."""
         client = self._clients.get()
-        async with endpoint_semaphore("anthropic", self._endpoint, self.concurrency):
-            started = time.perf_counter()
-            try:
-                response = await client.messages.create(**params)
-                body = response.model_dump(mode="json") if hasattr(response, "model_dump") else response
-                latency = time.perf_counter() - started
-            except self._sdk.AnthropicError as exc:
-                raise classify_sdk_error(self._sdk, exc) from None
-            except ValueError as exc:  # a body that is not JSON
-                raise AttemptFailure("malformed", f"malformed response: {exc}") from None
-        if self._api_key:
-            body = redact_json(body, (self._api_key,))
         try:
-            emission = parse_anthropic_message(body)
+            response = await client.messages.create(**prepared)
+            return response.model_dump(mode="json") if hasattr(response, "model_dump") else response
+        except self._sdk.AnthropicError as exc:
+            raise classify_sdk_error(self._sdk, exc) from None
+        except ValueError as exc:  # a body that is not JSON
+            raise AttemptFailure("malformed", f"malformed response: {exc}") from None
+
+    def parse_reply(self, reply: Any) -> Emission:
+        body = redact_json(reply, self.secrets) if self._api_key else reply
+        try:
+            return parse_anthropic_message(body)
         except ValueError as exc:
             raise AttemptFailure("malformed", f"malformed response: {exc}") from None
-        emission.latency_s = latency
-        return emission
 
     async def aclose(self) -> None:
         client = self._clients.pop_current()

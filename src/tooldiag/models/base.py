@@ -1,15 +1,20 @@
 """The one async interface through which every runner reaches a model.
 
-A backend implements a single method, :meth:`ModelBackend.generate`; retries,
-caching and concurrency are layered around it (see ``tooldiag.models``' other
-modules) so that a provider stays a thin translation of one request.
+Callers ask :meth:`ModelBackend.generate` (messages, tools, tool choice, config and
+context, as arguments). A backend implements a single method,
+:meth:`ModelBackend.complete`, which receives the same request as one typed
+:class:`ModelRequest`: the long signature is written once, here, and cannot drift
+between providers, the cache wrapper, reference policies and test fakes. Retries,
+timing and concurrency live once in :class:`tooldiag.models.network.NetworkBackend`,
+caching in :mod:`tooldiag.models.cache`, so that a provider stays a thin translation
+of one request.
 """
 
 from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, final
 
 from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolSpec
 
@@ -51,13 +56,28 @@ class ModelOptions:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ModelRequest:
+    """One chat request, as every backend receives it.
+
+    ``config`` is never ``None`` here: :meth:`ModelBackend.generate` fills in the
+    defaults, so no backend repeats ``config or GenerationConfig()``.
+    """
+
+    messages: list[Message]
+    tools: list[ToolSpec] | None = None
+    tool_choice: ToolChoice = None
+    config: GenerationConfig = field(default_factory=GenerationConfig)
+    context: TaskContext | None = None
+
+
 class ModelBackend(abc.ABC):
     """A model reachable by a ``provider/model`` string."""
 
     #: The full model string, e.g. ``openai/gpt-4o`` or ``ref/oracle``.
     name: str = ""
 
-    @abc.abstractmethod
+    @final
     async def generate(
         self,
         messages: list[Message],
@@ -67,7 +87,18 @@ class ModelBackend(abc.ABC):
         *,
         context: TaskContext | None = None,
     ) -> Emission:
-        """Answer one chat request with one emission."""
+        """Answer one chat request with one emission (the call every runner makes).
+
+        Not overridden: it only packs its arguments into a :class:`ModelRequest` for
+        :meth:`complete`, so that callers keep plain keyword arguments while backends
+        share one signature.
+        """
+        config = config if config is not None else GenerationConfig()
+        return await self.complete(ModelRequest(messages, tools, tool_choice, config, context))
+
+    @abc.abstractmethod
+    async def complete(self, request: ModelRequest) -> Emission:
+        """Answer ``request`` with one emission; raise ``ModelCallError`` when it failed for good."""
 
     async def aclose(self) -> None:
         """Release connections; the default has nothing to release."""

@@ -35,9 +35,9 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from tooldiag.errors import UserError
-from tooldiag.models.base import ModelBackend, ModelOptions, TaskContext, ToolChoice
 from tooldiag import sqlite
+from tooldiag.errors import UserError
+from tooldiag.models.base import ModelBackend, ModelOptions, ModelRequest, ToolChoice
 from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolSpec
 
 logger = logging.getLogger("tooldiag.models")
@@ -186,24 +186,16 @@ class CachedBackend(ModelBackend):
         self.model = model
         self.cache = cache
 
-    async def generate(
-        self,
-        messages: list[Message],
-        tools: list[ToolSpec] | None = None,
-        tool_choice: ToolChoice = None,
-        config: GenerationConfig | None = None,
-        *,
-        context: TaskContext | None = None,
-    ) -> Emission:
-        config = config or GenerationConfig()
+    async def complete(self, request: ModelRequest) -> Emission:
+        config = request.config
         if config.temperature != 0:
-            return await self.inner.generate(messages, tools, tool_choice, config, context=context)
-        sample = context.sample if context is not None else 0
-        key = cache_key(self.provider, self.model, messages, tools, tool_choice, config, sample)
+            return await self.inner.complete(request)
+        sample = request.context.sample if request.context is not None else 0
+        key = cache_key(self.provider, self.model, request.messages, request.tools, request.tool_choice, config, sample)
         hit = self.cache.get(key)
         if hit is not None:
             return hit
-        emission = await self.inner.generate(messages, tools, tool_choice, config, context=context)
+        emission = await self.inner.complete(request)
         self.cache.put(key, f"{self.provider}/{self.model}", emission)
         return emission
 

@@ -5,7 +5,8 @@
 to ``litellm.acompletion`` as the model route. LiteLLM answers in OpenAI's shape, so
 the response is parsed by the OpenAI-compatible parser
 (:func:`tooldiag.models.openai_compat.parse_chat_completion`), and its own retries are
-off (``num_retries=0``) so failures go through :mod:`tooldiag.models.retry`.
+off (``num_retries=0``) so failures go through :mod:`tooldiag.models.retry`, like every
+:class:`~tooldiag.models.network.NetworkBackend`.
 
 Credentials: LiteLLM reads each provider's usual variables itself
 (``AWS_*``, ``GROQ_API_KEY``...); ``--api-key-env NAME`` passes the key in ``NAME``
@@ -15,24 +16,17 @@ keyword arguments, which LiteLLM forwards to the provider.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from tooldiag.errors import MissingDependencyError
-from tooldiag.models.base import ModelBackend, ModelOptions, TaskContext, ToolChoice
+from tooldiag.models.base import ModelBackend, ModelOptions, ModelRequest
 from tooldiag.models.cache import with_cache
-from tooldiag.models.endpoints import check_base_url, check_concurrency, endpoint_semaphore, resolve_api_key
+from tooldiag.models.endpoints import check_base_url, resolve_api_key
+from tooldiag.models.network import NetworkBackend
 from tooldiag.models.openai_compat import MalformedResponse, build_request_body, parse_chat_completion
 from tooldiag.models.registry import provider
-from tooldiag.models.retry import (
-    AttemptFailure,
-    call_with_retries,
-    failure_for_status,
-    parse_retry_after,
-    policy_from_options,
-    redact_json,
-)
-from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolSpec
+from tooldiag.models.retry import AttemptFailure, failure_for_status, parse_retry_after, redact_json
+from tooldiag.trajectory import Emission
 
 INSTALL_HINT = "pip install 'tooldiag[litellm]'  (in a clone of tooldiag: uv sync --extra litellm)"
 
@@ -70,7 +64,7 @@ def _as_dict(response: Any) -> Any:
     return response
 
 
-class LiteLLMBackend(ModelBackend):
+class LiteLLMBackend(NetworkBackend[dict[str, Any], Any]):
     """A model reached through ``litellm.acompletion``."""
 
     def __init__(self, route: str, options: ModelOptions) -> None:
@@ -82,22 +76,21 @@ class LiteLLMBackend(ModelBackend):
             if options.api_key_env
             else None
         )
-        self.concurrency = check_concurrency(options.concurrency)
-        self.policy = policy_from_options(options.max_retries, options.extra)
-        self._endpoint = self.base_url or route.split("/", 1)[0]
-        self._describe = f"litellm/{route}" + (f" at {self.base_url}" if self.base_url else "")
+        super().__init__(
+            provider_name="litellm",
+            endpoint=self.base_url or route.split("/", 1)[0],
+            describe=f"litellm/{route}" + (f" at {self.base_url}" if self.base_url else ""),
+            options=options,
+            secrets=(self._api_key,),
+        )
 
     def __repr__(self) -> str:
         return f"LiteLLMBackend(route={self.route!r})"
 
-    def request_kwargs(
-        self,
-        messages: list[Message],
-        tools: list[ToolSpec] | None,
-        tool_choice: ToolChoice,
-        config: GenerationConfig,
-    ) -> dict[str, Any]:
-        kwargs = build_request_body(self.route, messages, tools, tool_choice, config)
+    def build_request(self, request: ModelRequest) -> dict[str, Any]:
+        """Keyword arguments for ``litellm.acompletion``: the OpenAI body plus routing and retry settings."""
+        config = request.config
+        kwargs = build_request_body(self.route, request.messages, request.tools, request.tool_choice, config)
         kwargs.update(timeout=config.timeout_s, num_retries=0)
         if self.base_url:
             kwargs["api_base"] = self.base_url
@@ -105,35 +98,19 @@ class LiteLLMBackend(ModelBackend):
             kwargs["api_key"] = self._api_key
         return kwargs
 
-    async def generate(
-        self,
-        messages: list[Message],
-        tools: list[ToolSpec] | None = None,
-        tool_choice: ToolChoice = None,
-        config: GenerationConfig | None = None,
-        *,
-        context: TaskContext | None = None,
-    ) -> Emission:
-        kwargs = self.request_kwargs(messages, tools, tool_choice, config or GenerationConfig())
-        return await call_with_retries(
-            lambda: self._attempt(kwargs), policy=self.policy, describe=self._describe, secrets=(self._api_key,)
-        )
-
-    async def _attempt(self, kwargs: dict[str, Any]) -> Emission:
-        async with endpoint_semaphore("litellm", self._endpoint, self.concurrency):
-            started = time.perf_counter()
-            try:
-                response = await self._sdk.acompletion(**kwargs)
-            except Exception as exc:  # noqa: BLE001 - every provider error is classified
-                raise classify_litellm_error(exc) from None
-            latency = time.perf_counter() - started
+    async def send(self, prepared: dict[str, Any], request: ModelRequest) -> Any:
         try:
-            emission = parse_chat_completion(_as_dict(response))
+            return await self._sdk.acompletion(**prepared)
+        except Exception as exc:  # noqa: BLE001 - every provider error is classified
+            raise classify_litellm_error(exc) from None
+
+    def parse_reply(self, reply: Any) -> Emission:
+        try:
+            emission = parse_chat_completion(_as_dict(reply))
         except MalformedResponse as exc:
             raise AttemptFailure("malformed", f"malformed response: {exc}") from None
         if self._api_key:
-            emission.raw = redact_json(emission.raw, (self._api_key,))
-        emission.latency_s = latency
+            emission.raw = redact_json(emission.raw, self.secrets)
         return emission
 
 

@@ -2,9 +2,9 @@
 
 vLLM, SGLang, Ollama, llama.cpp's server, LM Studio, TGI and hosted OpenAI all speak
 ``POST {base_url}/chat/completions``. No SDK: one async httpx client per event loop,
-requests bounded per endpoint (:mod:`tooldiag.models.endpoints`), failures classified
-and retried in :mod:`tooldiag.models.retry`, answers cached by
-:mod:`tooldiag.models.cache`.
+requests bounded per endpoint, timed and retried by the shared
+:class:`~tooldiag.models.network.NetworkBackend` (this module only builds the body,
+posts it and parses the reply), answers cached by :mod:`tooldiag.models.cache`.
 
 Parsing never drops what the model emitted: every tool call becomes a
 :class:`~tooldiag.trajectory.ToolCall` with its raw argument text, and arguments that
@@ -18,31 +18,17 @@ import functools
 import json
 import os
 import ssl
-import time
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
-from tooldiag.models.base import ModelBackend, ModelOptions, TaskContext, ToolChoice
+from tooldiag.models.base import ModelBackend, ModelOptions, ModelRequest, ToolChoice
 from tooldiag.models.cache import with_cache
-from tooldiag.models.endpoints import (
-    ClientPool,
-    PerLoop,
-    check_base_url,
-    check_concurrency,
-    endpoint_semaphore,
-    resolve_api_key,
-)
+from tooldiag.models.endpoints import ClientPool, PerLoop, check_base_url, resolve_api_key
+from tooldiag.models.network import NetworkBackend
 from tooldiag.models.registry import provider
-from tooldiag.models.retry import (
-    AttemptFailure,
-    call_with_retries,
-    failure_for_status,
-    parse_retry_after,
-    policy_from_options,
-    redact,
-)
+from tooldiag.models.retry import AttemptFailure, failure_for_status, parse_retry_after, redact
 from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolCall, ToolSpec, Usage
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -194,10 +180,8 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-class OpenAICompatBackend(ModelBackend):
+class OpenAICompatBackend(NetworkBackend[bytes, httpx.Response]):
     """A chat model behind an OpenAI-compatible ``/chat/completions`` endpoint."""
-
-    provider_name = "openai"
 
     def __init__(self, model: str, options: ModelOptions) -> None:
         self.model = model
@@ -208,10 +192,14 @@ class OpenAICompatBackend(ModelBackend):
             required=self.base_url == DEFAULT_BASE_URL,
             provider=f"openai/{model}",
         )
-        self.concurrency = check_concurrency(options.concurrency)
-        self.policy = policy_from_options(options.max_retries, options.extra)
+        super().__init__(
+            provider_name="openai",
+            endpoint=self.base_url,
+            describe=f"openai/{model} at {self.base_url}",
+            options=options,
+            secrets=(self._api_key,),
+        )
         self._url = f"{self.base_url}/chat/completions"
-        self._describe = f"openai/{model} at {self.base_url}"
         self._pools: PerLoop[ClientPool[httpx.AsyncClient]] = PerLoop(lambda: ClientPool(self._new_client))
 
     def _new_client(self) -> httpx.AsyncClient:
@@ -226,60 +214,42 @@ class OpenAICompatBackend(ModelBackend):
     def __repr__(self) -> str:
         return f"OpenAICompatBackend(model={self.model!r}, base_url={self.base_url!r})"
 
-    async def generate(
-        self,
-        messages: list[Message],
-        tools: list[ToolSpec] | None = None,
-        tool_choice: ToolChoice = None,
-        config: GenerationConfig | None = None,
-        *,
-        context: TaskContext | None = None,
-    ) -> Emission:
-        config = config or GenerationConfig()
-        body = json.dumps(
-            build_request_body(self.model, messages, tools, tool_choice, config), ensure_ascii=False
-        ).encode("utf-8")
-        return await call_with_retries(
-            lambda: self._attempt(body, config.timeout_s),
-            policy=self.policy,
-            describe=self._describe,
-            secrets=(self._api_key,),
-        )
+    def build_request(self, request: ModelRequest) -> bytes:
+        body = build_request_body(self.model, request.messages, request.tools, request.tool_choice, request.config)
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
-    async def _attempt(self, body: bytes, timeout_s: float) -> Emission:
+    async def send(self, prepared: bytes, request: ModelRequest) -> httpx.Response:
+        timeout_s = request.config.timeout_s
         pool = self._pools.get()
-        async with endpoint_semaphore(self.provider_name, self.base_url, self.concurrency):
-            client = pool.acquire()
-            started = time.perf_counter()
-            try:
-                response = await client.post(self._url, content=body, timeout=timeout_s)
-            except httpx.TimeoutException as exc:
-                unreachable = isinstance(exc, httpx.ConnectTimeout)
-                kind = "connection" if unreachable else "timeout"
-                raise AttemptFailure(
-                    kind, f"no answer within {timeout_s:g} s ({type(exc).__name__})", unreachable=unreachable
-                ) from None
-            except httpx.ConnectError as exc:
-                raise AttemptFailure("connection", f"cannot connect: {exc}", unreachable=True) from None
-            except httpx.TransportError as exc:
-                raise AttemptFailure("connection", f"connection failed: {type(exc).__name__}: {exc}") from None
-            finally:
-                pool.release(client)
-            latency = time.perf_counter() - started
-        if response.status_code >= 400:
-            message = server_message(response)
-            if response.status_code == 404:
-                message += " (check --base-url, which usually ends in /v1, and the model name)"
-            raise failure_for_status(response.status_code, message, parse_retry_after(response.headers))
-        text = redact(response.text, (self._api_key,))
+        client = pool.acquire()
         try:
-            emission = parse_chat_completion(json.loads(text))
+            return await client.post(self._url, content=prepared, timeout=timeout_s)
+        except httpx.TimeoutException as exc:
+            unreachable = isinstance(exc, httpx.ConnectTimeout)
+            kind = "connection" if unreachable else "timeout"
+            raise AttemptFailure(
+                kind, f"no answer within {timeout_s:g} s ({type(exc).__name__})", unreachable=unreachable
+            ) from None
+        except httpx.ConnectError as exc:
+            raise AttemptFailure("connection", f"cannot connect: {exc}", unreachable=True) from None
+        except httpx.TransportError as exc:
+            raise AttemptFailure("connection", f"connection failed: {type(exc).__name__}: {exc}") from None
+        finally:
+            pool.release(client)
+
+    def parse_reply(self, reply: httpx.Response) -> Emission:
+        if reply.status_code >= 400:
+            message = server_message(reply)
+            if reply.status_code == 404:
+                message += " (check --base-url, which usually ends in /v1, and the model name)"
+            raise failure_for_status(reply.status_code, message, parse_retry_after(reply.headers))
+        text = redact(reply.text, self.secrets)
+        try:
+            return parse_chat_completion(json.loads(text))
         except (ValueError, MalformedResponse) as exc:
             raise AttemptFailure(
-                "malformed", f"malformed response (HTTP {response.status_code}): {exc}", status=response.status_code
+                "malformed", f"malformed response (HTTP {reply.status_code}): {exc}", status=reply.status_code
             ) from None
-        emission.latency_s = latency
-        return emission
 
     async def aclose(self) -> None:
         pool = self._pools.pop_current()

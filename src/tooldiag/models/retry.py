@@ -3,10 +3,10 @@
 A provider turns each failed attempt into an :class:`AttemptFailure` that says what
 kind of failure it was; :func:`call_with_retries` decides what to do with it, so that
 the policy (what is retried, how long to wait, when to give up, what counts as fatal)
-is the same for OpenAI-compatible servers, Anthropic and LiteLLM. This follows the
-design of Inspect AI's ``RetryDecision`` / ``model_retry_config`` (see
-``/work/shared/notes/style-anchors.md``), written as a small loop instead of a
-tenacity dependency.
+is the same for OpenAI-compatible servers, Anthropic and LiteLLM (the network
+providers' base class, :class:`tooldiag.models.network.NetworkBackend`, is its one
+caller). This follows the design of Inspect AI's ``RetryDecision`` /
+``model_retry_config``, written as a small loop instead of a tenacity dependency.
 
 Policy:
 
@@ -35,7 +35,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from tooldiag.errors import ModelCallError, UserError
+from tooldiag.errors import ModelCallError, ModelCallErrorKind, UserError
 
 logger = logging.getLogger("tooldiag.models")
 
@@ -167,8 +167,11 @@ async def call_with_retries(
     """Run ``attempt`` until it succeeds, fails for good, or the retries run out.
 
     ``describe`` names the endpoint in messages (e.g. ``openai/llama at http://...``).
-    Raises :class:`~tooldiag.errors.ModelCallError` (with ``status`` and ``fatal``) on
-    final failure; its message holds the last failure's text and never a secret.
+    Raises :class:`~tooldiag.errors.ModelCallError` on final failure, with ``status``
+    and ``kind``: a non-retryable answer is ``FATAL`` (401/403/404) or ``REJECTED``
+    (any other 4xx); retries that ran out are ``TRANSIENT``, or ``FATAL`` when no
+    attempt reached the server. Its message holds the last failure's text and never a
+    secret.
     """
     secrets = tuple(secrets)
     all_unreachable = True
@@ -182,8 +185,7 @@ async def call_with_retries(
                 raise ModelCallError(
                     f"{describe}: {message}",
                     status=failure.status,
-                    fatal=failure.status in FATAL_STATUSES,
-                    transient=False,
+                    kind=ModelCallErrorKind.FATAL if failure.status in FATAL_STATUSES else ModelCallErrorKind.REJECTED,
                 ) from None
             if retry_index == policy.max_retries:
                 attempts = policy.max_retries + 1
@@ -192,7 +194,7 @@ async def call_with_retries(
                     f"{describe}: gave up after {attempts} attempt{'s' if attempts > 1 else ''}{unreachable}; "
                     f"last error: {message}",
                     status=failure.status,
-                    fatal=all_unreachable,
+                    kind=ModelCallErrorKind.FATAL if all_unreachable else ModelCallErrorKind.TRANSIENT,
                 ) from None
             wait = policy.delay_s(retry_index, failure, _rng)
             logger.info(

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tooldiag.errors import ModelCallError, UserError
+from tooldiag.errors import ModelCallError, ModelCallErrorKind, UserError
 from tooldiag.models.base import ModelBackend
 from tooldiag.models.registry import provider
 from tooldiag.store import RunStore
@@ -19,7 +19,7 @@ from tooldiag.trajectory import Emission, GenerationConfig, ToolCall
 class Looper(ModelBackend):
     """Calls `pwd` forever (never ends a turn by itself)."""
 
-    async def generate(self, messages, tools=None, tool_choice=None, config=None, *, context=None):
+    async def complete(self, request):
         return Emission(tool_calls=[ToolCall(id="c", name="pwd", arguments={}, raw_arguments="{}")])
 
 
@@ -35,10 +35,11 @@ def test_step_cap_force_terminates_after_21_steps():
 class LoopLastTurn(OraclePolicy):
     """Oracle, but loops on the last turn: the cap there keeps the turn count."""
 
-    async def generate(self, messages, tools=None, tool_choice=None, config=None, *, context=None):
-        if context.turn_index == len(context.answer_key["ground_truth"]) - 1 and messages[-1].role == "tool":
+    async def complete(self, request):
+        context = request.context
+        if context.turn_index == len(context.answer_key["ground_truth"]) - 1 and request.messages[-1].role == "tool":
             return Emission(tool_calls=[ToolCall(id="c", name="pwd", arguments={}, raw_arguments="{}")])
-        return await super().generate(messages, tools, tool_choice, config, context=context)
+        return await super().complete(request)
 
 
 def test_cap_in_last_turn_is_graded_normally():
@@ -52,10 +53,10 @@ _FLAKY_STATE = {"fail": True}
 
 
 class Flaky(OraclePolicy):
-    async def generate(self, *args, **kwargs):
+    async def complete(self, request):
         if _FLAKY_STATE["fail"]:
             raise ModelCallError("HTTP 503 from server after 6 retries", status=503)
-        return await super().generate(*args, **kwargs)
+        return await super().complete(request)
 
 
 provider("flaky")(lambda name, options: Flaky(name, options))
@@ -75,8 +76,8 @@ def test_infrastructure_errors_are_stored_and_retried_on_resume(tmp_path):
 
 
 class Unauthorised(ModelBackend):
-    async def generate(self, *args, **kwargs):
-        raise ModelCallError("HTTP 401: invalid API key", status=401, fatal=True)
+    async def complete(self, request):
+        raise ModelCallError("HTTP 401: invalid API key", status=401, kind=ModelCallErrorKind.FATAL)
 
 
 provider("unauth")(lambda name, options: Unauthorised())
@@ -91,10 +92,12 @@ def test_fatal_model_error_stops_the_run_with_one_line(tmp_path):
 class Rejecting(OraclePolicy):
     """The server rejects the request of the second turn (e.g. context too long)."""
 
-    async def generate(self, messages, tools=None, tool_choice=None, config=None, *, context=None):
-        if context.turn_index == 1:
-            raise ModelCallError("HTTP 400: maximum context length exceeded", status=400, transient=False)
-        return await super().generate(messages, tools, tool_choice, config, context=context)
+    async def complete(self, request):
+        if request.context.turn_index == 1:
+            raise ModelCallError(
+                "HTTP 400: maximum context length exceeded", status=400, kind=ModelCallErrorKind.REJECTED
+            )
+        return await super().complete(request)
 
 
 provider("rejecting")(lambda name, options: Rejecting(name, options))

@@ -68,9 +68,9 @@ SLOW_RUN = textwrap.dedent(
     from tooldiag.suites.bfcl.policies import OraclePolicy
 
     class Slow(OraclePolicy):
-        async def generate(self, *args, **kwargs):
+        async def complete(self, request):
             await asyncio.sleep(0.01)
-            return await super().generate(*args, **kwargs)
+            return await super().complete(request)
 
     provider("slow")(lambda name, options: Slow(name, options))
     from tooldiag.cli.main import main

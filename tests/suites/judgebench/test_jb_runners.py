@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from tooldiag.errors import ModelCallError, StoreError, UserError
+from tooldiag.errors import ModelCallError, ModelCallErrorKind, StoreError, UserError
 from tooldiag.models import ModelOptions, resolve_model
 from tooldiag.models.base import ModelBackend
 from tooldiag.suites.judgebench.evaluations import load_evaluations
@@ -158,11 +158,12 @@ class Unreliable(ModelBackend):
         self.fatal = fatal
         self.calls = 0
 
-    async def generate(self, messages, tools=None, tool_choice=None, config=None, *, context=None):
+    async def complete(self, request):
         self.calls += 1
         if self.calls <= self.failures:
-            raise ModelCallError("HTTP 503", status=503, fatal=self.fatal)
-        calls = context.answer_key["expected_calls"]
+            kind = ModelCallErrorKind.FATAL if self.fatal else ModelCallErrorKind.TRANSIENT
+            raise ModelCallError("HTTP 503", status=503, kind=kind)
+        calls = request.context.answer_key["expected_calls"]
         return Emission(tool_calls=[ToolCall.from_raw(c["name"], c["arguments"]) for c in calls])
 
 
@@ -225,9 +226,9 @@ SLOW_JUDGE = textwrap.dedent(
     class Slow(ModelBackend):
         def __init__(self):
             self.inner = resolve_model("ref/jb-exact")
-        async def generate(self, messages, tools=None, tool_choice=None, config=None, *, context=None):
+        async def complete(self, request):
             await asyncio.sleep(0.02)
-            return await self.inner.generate(messages, tools, tool_choice, config, context=context)
+            return await self.inner.complete(request)
 
     provider("slow")(lambda name, options: Slow())
     from tooldiag.cli.main import main

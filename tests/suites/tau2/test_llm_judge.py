@@ -9,7 +9,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from tests.suites.tau2.conftest import AIRLINE_V1, RETAIL_V0
-from tooldiag.errors import ModelCallError, UserError
+from tooldiag.errors import ModelCallError, ModelCallErrorKind, UserError
 from tooldiag.models.base import ModelBackend
 from tooldiag.models.registry import provider
 from tooldiag.suites.tau2.analysis import diagnose
@@ -27,11 +27,11 @@ class ScriptedJudge(ModelBackend):
     def __init__(self, name: str) -> None:
         self.mode = name
 
-    async def generate(self, messages, tools=None, tool_choice=None, config=None, *, context=None) -> Emission:
-        prompt = messages[-1].content
+    async def complete(self, request) -> Emission:
+        prompt = request.messages[-1].content
         PROMPTS.append(prompt)
         if self.mode == "fatal":
-            raise ModelCallError("401 unauthorized", status=401, fatal=True)
+            raise ModelCallError("401 unauthorized", status=401, kind=ModelCallErrorKind.FATAL)
         if self.mode == "flaky":
             raise ModelCallError("503 after retries", status=503)
         if '"name": "book_reservation"' in prompt:

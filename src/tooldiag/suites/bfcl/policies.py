@@ -27,8 +27,8 @@ import json
 from typing import Any
 
 from tooldiag.errors import UserError
-from tooldiag.models.base import ModelBackend, ModelOptions, TaskContext
-from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolCall, ToolSpec
+from tooldiag.models.base import ModelBackend, ModelOptions, ModelRequest, TaskContext
+from tooldiag.trajectory import Emission, ToolCall
 
 ASK_TEXT = "Could you please provide the missing value I need to complete this request?"
 REFUSE_TEXT = "I cannot do that: none of the available functions can perform this request."
@@ -96,15 +96,8 @@ class BfclReferencePolicy(ModelBackend):
     def _text(text: str) -> Emission:
         return Emission(text=text, finish_reason="stop", latency_s=0.0)
 
-    async def generate(
-        self,
-        messages: list[Message],
-        tools: list[ToolSpec] | None = None,
-        tool_choice: Any = None,
-        config: GenerationConfig | None = None,
-        *,
-        context: TaskContext | None = None,
-    ) -> Emission:
+    async def complete(self, request: ModelRequest) -> Emission:
+        context, messages = request.context, request.messages
         if context is None or context.suite != "bfcl" or "ground_truth" not in context.answer_key:
             raise UserError(
                 f"ref/{self.policy} is a BFCL reference policy and only answers BFCL cases",

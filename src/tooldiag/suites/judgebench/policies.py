@@ -29,8 +29,8 @@ from typing import Any
 
 from tooldiag.errors import UserError
 from tooldiag.metrics.structural import METRICS, RELEASED_KEYS, score_plan
-from tooldiag.models.base import ModelBackend, ModelOptions, TaskContext, ToolChoice
-from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolCall, ToolSpec
+from tooldiag.models.base import ModelBackend, ModelOptions, ModelRequest, TaskContext
+from tooldiag.trajectory import Emission, ToolCall, ToolSpec
 
 #: Per-perturbation probability by difficulty (``jb-perturb``); ``jb-sloppy`` doubles them.
 PERTURB_RATES = {"easy": 0.08, "medium": 0.18, "hard": 0.32}
@@ -61,16 +61,8 @@ class _Reference(ModelBackend):
 
 
 class OracleGenerator(_Reference):
-    async def generate(
-        self,
-        messages: list[Message],
-        tools: list[ToolSpec] | None = None,
-        tool_choice: ToolChoice = None,
-        config: GenerationConfig | None = None,
-        *,
-        context: TaskContext | None = None,
-    ) -> Emission:
-        key = _answer_key(context, self.short)
+    async def complete(self, request: ModelRequest) -> Emission:
+        key = _answer_key(request.context, self.short)
         return _emit_calls(key["expected_calls"])
 
 
@@ -81,16 +73,8 @@ class PerturbGenerator(_Reference):
         super().__init__(name, options)
         self.scale = scale
 
-    async def generate(
-        self,
-        messages: list[Message],
-        tools: list[ToolSpec] | None = None,
-        tool_choice: ToolChoice = None,
-        config: GenerationConfig | None = None,
-        *,
-        context: TaskContext | None = None,
-    ) -> Emission:
-        key = _answer_key(context, self.short)
+    async def complete(self, request: ModelRequest) -> Emission:
+        key = _answer_key(request.context, self.short)
         difficulty = key.get("difficulty", "easy")
         rng = random.Random(f"{self.short}:{key['record_id']}:{difficulty}")
         if rng.random() < ATTRITION_RATES.get(difficulty, 0.0) * self.scale:
@@ -98,8 +82,9 @@ class PerturbGenerator(_Reference):
                 return Emission(text="[]", finish_reason="stop")
             return Emission(text="First I would look the request up, then act on it.", finish_reason="stop")
         rate = min(0.9, PERTURB_RATES.get(difficulty, 0.1) * self.scale)
-        tool_names = [t.name for t in tools or []]
-        return _emit_calls(perturb_plan(key["expected_calls"], tool_names, tools or [], rate, rng))
+        tools = request.tools or []
+        tool_names = [t.name for t in tools]
+        return _emit_calls(perturb_plan(key["expected_calls"], tool_names, tools, rate, rng))
 
 
 def perturb_plan(
@@ -151,16 +136,8 @@ class _Judge(_Reference):
     def wrap(self, text: str, key: dict[str, Any]) -> str:
         return text
 
-    async def generate(
-        self,
-        messages: list[Message],
-        tools: list[ToolSpec] | None = None,
-        tool_choice: ToolChoice = None,
-        config: GenerationConfig | None = None,
-        *,
-        context: TaskContext | None = None,
-    ) -> Emission:
-        key = _answer_key(context, self.short)
+    async def complete(self, request: ModelRequest) -> Emission:
+        key = _answer_key(request.context, self.short)
         values = self.verdict(key)
         if values is None:
             return Emission(text="I cannot grade this plan right now.", finish_reason="stop")

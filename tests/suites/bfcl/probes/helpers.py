@@ -16,9 +16,10 @@ class Recording:
         super().__init__(*args, **kwargs)
         self.requests: list[tuple[int, list[Message], list[str]]] = []
 
-    async def generate(self, messages, tools=None, tool_choice=None, config=None, *, context=None):
-        self.requests.append((context.turn_index, copy.deepcopy(messages), [t.name for t in tools or []]))
-        return await super().generate(messages, tools, tool_choice, config, context=context)
+    async def complete(self, request):
+        tool_names = [t.name for t in request.tools or []]
+        self.requests.append((request.context.turn_index, copy.deepcopy(request.messages), tool_names))
+        return await super().complete(request)
 
     def retry_requests(self):
         """Requests whose current turn holds a system message (what a probe retry sends)."""
@@ -38,7 +39,8 @@ class AskingHalt(Recording, OraclePolicy):
     def __init__(self):
         super().__init__("asking-halt", None)
 
-    async def generate(self, messages, tools=None, tool_choice=None, config=None, *, context=None):
+    async def complete(self, request):
+        context, messages = request.context, request.messages
         self.requests.append((context.turn_index, copy.deepcopy(messages), []))
         turn = context.answer_key["ground_truth"][context.turn_index]
         made = sum(len(m.tool_calls) for m in current_turn(messages) if m.role == "assistant")
@@ -53,9 +55,10 @@ class PwdThenHalt(OraclePolicy):
     def __init__(self):
         super().__init__("pwd-then-halt", None)
 
-    async def generate(self, messages, tools=None, tool_choice=None, config=None, *, context=None):
+    async def complete(self, request):
+        context, messages = request.context, request.messages
         if context.turn_index == 0:
-            return await super().generate(messages, tools, tool_choice, config, context=context)
+            return await super().complete(request)
         made = sum(len(m.tool_calls) for m in current_turn(messages) if m.role == "assistant")
         if made < 20:
             return Emission(tool_calls=[ToolCall(id=f"p{made}", name="pwd", arguments={}, raw_arguments="{}")])

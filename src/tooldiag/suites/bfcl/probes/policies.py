@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tooldiag.models.base import TaskContext
+from tooldiag.models.base import ModelRequest, TaskContext
 from tooldiag.suites.bfcl.policies import HALT_TEXT, RESULT_TEXT, OvercallPolicy, BfclReferencePolicy, empty_turn_text
-from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolSpec
+from tooldiag.trajectory import Emission, Message
 
 
 def current_turn(messages: list[Message]) -> list[Message]:
@@ -67,18 +67,11 @@ def halt_recoverable_action(turn_ground_truth: list[str], messages: list[Message
 class HaltRecoverablePolicy(BfclReferencePolicy):
     """``ref/halt-recoverable``: halts after one call, completes the turn when reconciled."""
 
-    async def generate(
-        self,
-        messages: list[Message],
-        tools: list[ToolSpec] | None = None,
-        tool_choice: Any = None,
-        config: GenerationConfig | None = None,
-        *,
-        context: TaskContext | None = None,
-    ) -> Emission:
-        await super().generate(messages, tools, tool_choice, config, context=context)  # validates the context
+    async def complete(self, request: ModelRequest) -> Emission:
+        await super().complete(request)  # validates the context
+        context = request.context
         assert context is not None
-        kind, value = halt_recoverable_action(context.answer_key["ground_truth"][context.turn_index], messages)
+        kind, value = halt_recoverable_action(context.answer_key["ground_truth"][context.turn_index], request.messages)
         return self._calls(value, context) if kind == "calls" else self._text(value)
 
     def respond(self, context: TaskContext, ground_truth: list[list[str]], after_calls: bool) -> Emission:
@@ -88,17 +81,10 @@ class HaltRecoverablePolicy(BfclReferencePolicy):
 class OvercallHeedingPolicy(OvercallPolicy):
     """``ref/overcall-heeding``: over-calls, but asks or refuses when told not to call."""
 
-    async def generate(
-        self,
-        messages: list[Message],
-        tools: list[ToolSpec] | None = None,
-        tool_choice: Any = None,
-        config: GenerationConfig | None = None,
-        *,
-        context: TaskContext | None = None,
-    ) -> Emission:
-        emission = await super().generate(messages, tools, tool_choice, config, context=context)
+    async def complete(self, request: ModelRequest) -> Emission:
+        emission = await super().complete(request)
+        context = request.context
         assert context is not None
-        if instructed(current_turn(messages)):
+        if instructed(current_turn(request.messages)):
             return self._text(empty_turn_text(context))
         return emission
