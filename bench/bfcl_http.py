@@ -1,8 +1,8 @@
 """800 BFCL multi-turn cases through ``tooldiag run bfcl`` over HTTP, and a faulty run
 killed with ``kill -9`` and resumed.
 
-The fake OpenAI server (``tests/support/fake_openai.py``, a separate process) replays
-what ``ref/oracle`` answers to every request (``tests/support/bfcl_replay.py``), so
+The fake OpenAI server (``tooldiag.testing.fake_openai``, a separate process) replays
+what ``ref/oracle`` answers to every request (``tooldiag.testing.bfcl_replay``), so
 every case must pass, exactly as ``ref/oracle`` offline. Each category is served under
 its own URL namespace (``http://127.0.0.1:PORT/<category>/v1``) because BFCL's variants
 of one case can open with the same request but different ground truth, so the 800
@@ -48,7 +48,7 @@ def children_cpu_s() -> float:
 
 
 def start_server(replay: Path, latency_ms: float, faults: str = "", stall_s: float = 5.0):
-    command = [sys.executable, "-m", "tests.support.fake_openai", "--port", "0", "--replay", str(replay)]
+    command = [sys.executable, "-m", "tooldiag.testing.fake_openai", "--port", "0", "--replay", str(replay)]
     command += ["--latency-ms", str(latency_ms), "--stall-s", str(stall_s)]
     if faults:
         command += ["--faults", faults]
@@ -170,8 +170,7 @@ def main() -> None:
     parser.add_argument("--concurrency", default="1,8,32")
     parser.add_argument("--fault-cases", type=int, default=200, help="0 skips the fault scenario")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
-    from tests.support.bfcl_replay import main as record
+    from tooldiag.testing.bfcl_replay import main as record
 
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
