@@ -20,10 +20,10 @@ import argparse
 import asyncio
 import json
 
-from tooldiag.testing.fake_openai import Reply
-from tooldiag.testing.replay import ReplayTable, request_key
 from tooldiag.models import resolve_model
 from tooldiag.models.base import ModelBackend, TaskContext, ToolChoice
+from tooldiag.testing.fake_openai import Reply
+from tooldiag.testing.replay import ReplayTable, request_key
 from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolSpec
 
 
@@ -94,7 +94,9 @@ def main(argv: list[str] | None = None) -> None:
     categories = [normalise_category(c) for c in args.categories.split(",")]
     recorder = asyncio.run(record_policy(load_cases(categories, limit=args.limit), args.policy))
     if recorder.conflicts:
-        raise SystemExit(f"{len(recorder.conflicts)} requests recorded with different answers; replay would be ambiguous")
+        raise SystemExit(
+            f"{len(recorder.conflicts)} requests recorded with different answers; replay would be ambiguous"
+        )
     recorder.table.save(args.out)
     print(f"recorded {recorder.requests} requests ({len(recorder.table)} distinct) to {args.out}")
 

@@ -118,14 +118,20 @@ class FaultSpec:
     @classmethod
     def parse(cls, text: str, *, stall_s: float = 5.0, seed: int = 0) -> FaultSpec:
         """``"429=0.033,500=0.033,malformed=0.034,stall=0.03"`` -> FaultSpec."""
-        names = {"429": "rate_429", "500": "rate_500", "malformed": "rate_malformed", "stall": "rate_stall"}
-        rates: dict[str, float] = {}
+        rates = {"429": 0.0, "500": 0.0, "malformed": 0.0, "stall": 0.0}
         for part in filter(None, (p.strip() for p in text.split(","))):
             name, _, value = part.partition("=")
-            if name not in names:
-                raise ValueError(f"unknown fault {name!r}; use {', '.join(names)}")
-            rates[names[name]] = float(value)
-        return cls(stall_s=stall_s, seed=seed, **rates)
+            if name not in rates:
+                raise ValueError(f"unknown fault {name!r}; use {', '.join(rates)}")
+            rates[name] = float(value)
+        return cls(
+            rate_429=rates["429"],
+            rate_500=rates["500"],
+            rate_malformed=rates["malformed"],
+            rate_stall=rates["stall"],
+            stall_s=stall_s,
+            seed=seed,
+        )
 
     def draw(self, u: float) -> Reply | None:
         for rate, reply in (
@@ -352,7 +358,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         # delayed ACKs add ~40 ms to every answer.
         disable_nagle_algorithm = True
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
         def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
