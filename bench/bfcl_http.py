@@ -131,7 +131,14 @@ def run_800(model_for, work: Path, concurrency: int, limit: int | None, tag: str
 def fault_scenario(replay: Path, work: Path, limit: int) -> str:
     server, root = start_server(replay, 0.0, faults=FAULTS, stall_s=3.0)
     run_dir = work / "faults"
-    args = ("openai/replay", "base", run_dir, 8, limit, ["--base-url", f"{root}/base/v1", "--timeout", "1", "--max-retries", "10"])
+    args = (
+        "openai/replay",
+        "base",
+        run_dir,
+        8,
+        limit,
+        ["--base-url", f"{root}/base/v1", "--timeout", "1", "--max-retries", "10"],
+    )
     try:
         started = time.perf_counter()
         proc = tooldiag_run(*args)
@@ -202,7 +209,7 @@ def main() -> None:
                 fixed_http = fixed_cost("openai/replay", ["--base-url", f"{root}/base/v1"], work, f"http{latency:g}")
                 for concurrency in concurrencies:
                     result = run_800(
-                        lambda category: ("openai/replay", ["--base-url", f"{root}/{category}/v1"]),
+                        lambda category, root=root: ("openai/replay", ["--base-url", f"{root}/{category}/v1"]),
                         work,
                         concurrency,
                         args.limit,

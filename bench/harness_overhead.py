@@ -76,7 +76,9 @@ def cpu_per_step_ms(fn, repeat: int, rounds: int = 5) -> float:
 
 def measure_our_code(requests) -> list[tuple[str, float, str]]:
     """CPU ms per step of each piece of our per-step code, on the largest request."""
-    messages, tools = max(requests, key=lambda r: len(json.dumps(build_request_body("m", r[0], r[1], None, GenerationConfig()))))
+    messages, tools = max(
+        requests, key=lambda r: len(json.dumps(build_request_body("m", r[0], r[1], None, GenerationConfig())))
+    )
     config = GenerationConfig()
     body = json.dumps(build_request_body("m", messages, tools, None, config), ensure_ascii=False).encode()
     reply = {
@@ -86,7 +88,11 @@ def measure_our_code(requests) -> list[tuple[str, float, str]]:
                     "role": "assistant",
                     "content": None,
                     "tool_calls": [
-                        {"id": f"c{i}", "type": "function", "function": {"name": "cd", "arguments": '{"folder": "docs"}'}}
+                        {
+                            "id": f"c{i}",
+                            "type": "function",
+                            "function": {"name": "cd", "arguments": '{"folder": "docs"}'},
+                        }
                         for i in range(3)
                     ],
                 },
@@ -102,10 +108,19 @@ def measure_our_code(requests) -> list[tuple[str, float, str]]:
         key = cache_key("openai", "m", messages, tools, None, config)
         cache.put(key, "openai/m", emission)
         rows = [
-            ("build + serialise request", cpu_per_step_ms(
-                lambda: json.dumps(build_request_body("m", messages, tools, None, config), ensure_ascii=False).encode(), 300
-            )),
-            ("parse response (3 tool calls)", cpu_per_step_ms(lambda: parse_chat_completion(json.loads(reply_text)), 2000)),
+            (
+                "build + serialise request",
+                cpu_per_step_ms(
+                    lambda: json.dumps(
+                        build_request_body("m", messages, tools, None, config), ensure_ascii=False
+                    ).encode(),
+                    300,
+                ),
+            ),
+            (
+                "parse response (3 tool calls)",
+                cpu_per_step_ms(lambda: parse_chat_completion(json.loads(reply_text)), 2000),
+            ),
             ("cache key", cpu_per_step_ms(lambda: cache_key("openai", "m", messages, tools, None, config), 300)),
             ("cache lookup (hit)", cpu_per_step_ms(lambda: cache.get(key), 2000)),
         ]
