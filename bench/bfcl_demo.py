@@ -9,7 +9,6 @@ that of one full run. The figures go in the README.
 from __future__ import annotations
 
 import argparse
-import resource
 import subprocess
 import sys
 import tempfile

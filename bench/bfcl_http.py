@@ -1,8 +1,8 @@
 """800 BFCL multi-turn cases through ``tooldiag run bfcl`` over HTTP, and a faulty run
 killed with ``kill -9`` and resumed.
 
-The fake OpenAI server (``tests/support/fake_openai.py``, a separate process) replays
-what ``ref/oracle`` answers to every request (``tests/support/bfcl_replay.py``), so
+The fake OpenAI server (``tooldiag.testing.fake_openai``, a separate process) replays
+what ``ref/oracle`` answers to every request (``tooldiag.testing.bfcl_replay``), so
 every case must pass, exactly as ``ref/oracle`` offline. Each category is served under
 its own URL namespace (``http://127.0.0.1:PORT/<category>/v1``) because BFCL's variants
 of one case can open with the same request but different ground truth, so the 800
@@ -48,7 +48,7 @@ def children_cpu_s() -> float:
 
 
 def start_server(replay: Path, latency_ms: float, faults: str = "", stall_s: float = 5.0):
-    command = [sys.executable, "-m", "tests.support.fake_openai", "--port", "0", "--replay", str(replay)]
+    command = [sys.executable, "-m", "tooldiag.testing.fake_openai", "--port", "0", "--replay", str(replay)]
     command += ["--latency-ms", str(latency_ms), "--stall-s", str(stall_s)]
     if faults:
         command += ["--faults", faults]
@@ -131,7 +131,14 @@ def run_800(model_for, work: Path, concurrency: int, limit: int | None, tag: str
 def fault_scenario(replay: Path, work: Path, limit: int) -> str:
     server, root = start_server(replay, 0.0, faults=FAULTS, stall_s=3.0)
     run_dir = work / "faults"
-    args = ("openai/replay", "base", run_dir, 8, limit, ["--base-url", f"{root}/base/v1", "--timeout", "1", "--max-retries", "10"])
+    args = (
+        "openai/replay",
+        "base",
+        run_dir,
+        8,
+        limit,
+        ["--base-url", f"{root}/base/v1", "--timeout", "1", "--max-retries", "10"],
+    )
     try:
         started = time.perf_counter()
         proc = tooldiag_run(*args)
@@ -170,8 +177,7 @@ def main() -> None:
     parser.add_argument("--concurrency", default="1,8,32")
     parser.add_argument("--fault-cases", type=int, default=200, help="0 skips the fault scenario")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
-    from tests.support.bfcl_replay import main as record
+    from tooldiag.testing.bfcl_replay import main as record
 
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
@@ -203,7 +209,7 @@ def main() -> None:
                 fixed_http = fixed_cost("openai/replay", ["--base-url", f"{root}/base/v1"], work, f"http{latency:g}")
                 for concurrency in concurrencies:
                     result = run_800(
-                        lambda category: ("openai/replay", ["--base-url", f"{root}/{category}/v1"]),
+                        lambda category, root=root: ("openai/replay", ["--base-url", f"{root}/{category}/v1"]),
                         work,
                         concurrency,
                         args.limit,

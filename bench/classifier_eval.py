@@ -27,10 +27,17 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ROOT / "tests" / "data" / "classifier_labelled.jsonl")
     args = parser.parse_args()
     rows = [json.loads(line) for line in args.data.read_text(encoding="utf-8").splitlines() if line.strip()]
-    splits = {"dev": [r for r in rows if r["split"] == "dev"], "holdout": [r for r in rows if r["split"] == "holdout"], "all": rows}
+    splits = {
+        "dev": [r for r in rows if r["split"] == "dev"],
+        "holdout": [r for r in rows if r["split"] == "holdout"],
+        "all": rows,
+    }
     for name, subset in splits.items():
         gold = [ActionClass(r["label"]) for r in subset]
-        evaluations = [evaluate(s, gold, [classify(r.get("content"), r.get("tool_calls"), scheme=s) for r in subset]) for s in ("paper", "default")]
+        evaluations = [
+            evaluate(s, gold, [classify(r.get("content"), r.get("tool_calls"), scheme=s) for r in subset])
+            for s in ("paper", "default")
+        ]
         print(f"### {name} ({len(subset)} emissions)\n")
         print(evaluation_markdown(evaluations))
         if name == "holdout":

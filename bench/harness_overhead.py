@@ -6,7 +6,7 @@ Two measurements (issue 4, item 4: target <= 1 ms CPU per model step):
    serialising it, parsing a chat completion into an Emission, and the response-cache
    key and lookup. Measured on real BFCL multi-turn requests (the largest of a few
    cases, recorded from ``ref/oracle``), in CPU time per step.
-2. **The whole client** against ``tests/support/fake_openai.py`` running in a separate
+2. **The whole client** against ``tooldiag.testing.fake_openai`` running in a separate
    process, at 0 ms and 50 ms server latency, concurrency 1, 8, 32: wall-clock for N
    requests and the client process's CPU time per request (our code plus httpx and
    asyncio; the server's CPU is not counted since it runs in another process).
@@ -26,14 +26,13 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # for tests.support
+from tooldiag.models import ModelOptions, resolve_model
+from tooldiag.models.cache import ResponseCache, cache_key
+from tooldiag.models.openai_compat import build_request_body, parse_chat_completion
+from tooldiag.testing.bfcl_replay import RecordingBackend
+from tooldiag.trajectory import GenerationConfig
 
-from tests.support.bfcl_replay import RecordingBackend  # noqa: E402
-from tooldiag.models import ModelOptions, resolve_model  # noqa: E402
-from tooldiag.models.cache import ResponseCache, cache_key  # noqa: E402
-from tooldiag.models.openai_compat import build_request_body, parse_chat_completion  # noqa: E402
-from tooldiag.trajectory import GenerationConfig  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class _Capture(RecordingBackend):
@@ -77,7 +76,9 @@ def cpu_per_step_ms(fn, repeat: int, rounds: int = 5) -> float:
 
 def measure_our_code(requests) -> list[tuple[str, float, str]]:
     """CPU ms per step of each piece of our per-step code, on the largest request."""
-    messages, tools = max(requests, key=lambda r: len(json.dumps(build_request_body("m", r[0], r[1], None, GenerationConfig()))))
+    messages, tools = max(
+        requests, key=lambda r: len(json.dumps(build_request_body("m", r[0], r[1], None, GenerationConfig())))
+    )
     config = GenerationConfig()
     body = json.dumps(build_request_body("m", messages, tools, None, config), ensure_ascii=False).encode()
     reply = {
@@ -87,7 +88,11 @@ def measure_our_code(requests) -> list[tuple[str, float, str]]:
                     "role": "assistant",
                     "content": None,
                     "tool_calls": [
-                        {"id": f"c{i}", "type": "function", "function": {"name": "cd", "arguments": '{"folder": "docs"}'}}
+                        {
+                            "id": f"c{i}",
+                            "type": "function",
+                            "function": {"name": "cd", "arguments": '{"folder": "docs"}'},
+                        }
                         for i in range(3)
                     ],
                 },
@@ -103,10 +108,19 @@ def measure_our_code(requests) -> list[tuple[str, float, str]]:
         key = cache_key("openai", "m", messages, tools, None, config)
         cache.put(key, "openai/m", emission)
         rows = [
-            ("build + serialise request", cpu_per_step_ms(
-                lambda: json.dumps(build_request_body("m", messages, tools, None, config), ensure_ascii=False).encode(), 300
-            )),
-            ("parse response (3 tool calls)", cpu_per_step_ms(lambda: parse_chat_completion(json.loads(reply_text)), 2000)),
+            (
+                "build + serialise request",
+                cpu_per_step_ms(
+                    lambda: json.dumps(
+                        build_request_body("m", messages, tools, None, config), ensure_ascii=False
+                    ).encode(),
+                    300,
+                ),
+            ),
+            (
+                "parse response (3 tool calls)",
+                cpu_per_step_ms(lambda: parse_chat_completion(json.loads(reply_text)), 2000),
+            ),
             ("cache key", cpu_per_step_ms(lambda: cache_key("openai", "m", messages, tools, None, config), 300)),
             ("cache lookup (hit)", cpu_per_step_ms(lambda: cache.get(key), 2000)),
         ]
@@ -118,7 +132,7 @@ def measure_our_code(requests) -> list[tuple[str, float, str]]:
 
 def start_server(latency_ms: float) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.fake_openai", "--port", "0", "--latency-ms", str(latency_ms)],
+        [sys.executable, "-m", "tooldiag.testing.fake_openai", "--port", "0", "--latency-ms", str(latency_ms)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,

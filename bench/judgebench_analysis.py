@@ -49,7 +49,10 @@ def random_plans(n: int, rng: np.random.Generator, quality: np.ndarray) -> tuple
     expected, predicted = [], []
     for i in range(n):
         names = rng.choice(tools, size=rng.integers(2, 6), replace=False)
-        plan = [{"name": str(t), "arguments": dict.fromkeys(rng.choice(keys, size=rng.integers(0, 3), replace=False), 1)} for t in names]
+        plan = [
+            {"name": str(t), "arguments": dict.fromkeys(rng.choice(keys, size=rng.integers(0, 3), replace=False), 1)}
+            for t in names
+        ]
         pred = [dict(c, arguments=dict(c["arguments"])) for c in plan]
         q = quality[i]
         if rng.random() > q and len(pred) > 1:
@@ -109,7 +112,9 @@ def synthesise(scale: str, seed: int = 0) -> tuple[EvaluationData, float]:
         status="ok", missing=frame[L_COLS].isna().sum(axis=1)
     )
     nulls = judgements.sample(frac=0.033, random_state=seed).assign(status="null", missing=0)
-    data = EvaluationData(frame=frame, predictions=predictions, judgements=pd.concat([judgements, nulls], ignore_index=True))
+    data = EvaluationData(
+        frame=frame, predictions=predictions, judgements=pd.concat([judgements, nulls], ignore_index=True)
+    )
     return data, scoring_s
 
 
@@ -145,7 +150,9 @@ def main() -> None:
     )
     print(f"CI half-width per cell: median {half.median():.2f} pp, max {half.max():.2f} pp")
     lift = report.tables["contrasts"]
-    print(lift[lift["contrast"] == "gt_lift"][["judge", "delta_pp", "ci_low", "ci_high"]].round(2).to_string(index=False))
+    print(
+        lift[lift["contrast"] == "gt_lift"][["judge", "delta_pp", "ci_low", "ci_high"]].round(2).to_string(index=False)
+    )
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ def main() -> int:
     parser.add_argument("--examples", type=int, default=4000)
     args = parser.parse_args()
     sys.path.insert(0, str(args.reference))
-    from bfcl_calibration.analysis.gar import emission_action  # noqa: E402
+    from bfcl_calibration.analysis.gar import emission_action
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
@@ -71,7 +71,10 @@ def main() -> int:
         compare(value)
 
     fuzz()
-    print(f"compared {counts['compared']} emissions, original raised on {counts['original_raised']}, mismatches {len(mismatches)}")
+    print(
+        f"compared {counts['compared']} emissions, original raised on {counts['original_raised']}, mismatches "
+        f"{len(mismatches)}"
+    )
     for value, expected, got in mismatches[:20]:
         print(f"  {value!r:.120}: original {expected}, tooldiag {got}")
     return 1 if mismatches else 0

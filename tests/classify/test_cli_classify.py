@@ -18,7 +18,11 @@ def cli(*args, stdin=None):
 
 MESSAGES = [
     {"id": "a", "role": "assistant", "content": "Shall I proceed with the booking for $350?"},
-    {"role": "assistant", "content": None, "tool_calls": [{"id": "1", "type": "function", "function": {"name": "ls", "arguments": "{bad"}}]},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "1", "type": "function", "function": {"name": "ls", "arguments": "{bad"}}],
+    },
     {"role": "assistant", "content": [{"type": "text", "text": "Which folder should I use?"}]},
     {"role": "assistant", "content": "I cannot do that: no such function."},
 ]
@@ -26,7 +30,9 @@ MESSAGES = [
 
 def test_classify_file_in_order(tmp_path, capsys):
     path = tmp_path / "m.jsonl"
-    path.write_text("\n".join(json.dumps(m) for m in MESSAGES[:2]) + "\n\n" + "\n".join(json.dumps(m) for m in MESSAGES[2:]) + "\n")
+    path.write_text(
+        "\n".join(json.dumps(m) for m in MESSAGES[:2]) + "\n\n" + "\n".join(json.dumps(m) for m in MESSAGES[2:]) + "\n"
+    )
     main(["classify", str(path)])
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["action_class"] for r in rows] == ["confirm", "tool_call", "ask", "refuse"]

@@ -5,7 +5,13 @@ import pytest
 from tooldiag.classify import ActionClass, classify, classify_signals
 from tooldiag.trajectory import ToolCall
 
-TC, ASK, REFUSE, CONFIRM, OTHER = (ActionClass.TOOL_CALL, ActionClass.ASK, ActionClass.REFUSE, ActionClass.CONFIRM, ActionClass.OTHER)
+TC, ASK, REFUSE, CONFIRM, OTHER = (
+    ActionClass.TOOL_CALL,
+    ActionClass.ASK,
+    ActionClass.REFUSE,
+    ActionClass.CONFIRM,
+    ActionClass.OTHER,
+)
 
 
 @pytest.mark.parametrize(
@@ -81,7 +87,10 @@ def test_empty_call_list_falls_back_to_text():
 
 
 def test_signals_keep_every_class():
-    assert classify_signals("I can't refund to the gift card, but I can refund your Visa. Shall I proceed?") == {REFUSE, CONFIRM}
+    assert classify_signals("I can't refund to the gift card, but I can refund your Visa. Shall I proceed?") == {
+        REFUSE,
+        CONFIRM,
+    }
     assert classify_signals("Before I proceed, could you provide your email?") == {ASK, CONFIRM}
     assert classify_signals("Done.") == frozenset()
     assert classify_signals(None, [ToolCall(name="ls")]) == {TC}
@@ -107,7 +116,9 @@ def test_quoted_echo_masking_cannot_backtrack():
 def test_short_quotes_pair_up_and_keep_the_text_between_them():
     from tooldiag.classify.default import clean_for_cues
 
-    sentences = " ".join(clean_for_cues('Reply "yes" to confirm the cancellation of order #W1 (e.g., "Yes, cancel it").'))
+    sentences = " ".join(
+        clean_for_cues('Reply "yes" to confirm the cancellation of order #W1 (e.g., "Yes, cancel it").')
+    )
     assert "to confirm the cancellation" in sentences
     masked = " ".join(clean_for_cues('I posted "this is the long tweet text" for you.'))
     assert "long tweet" not in masked

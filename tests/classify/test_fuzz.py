@@ -25,7 +25,9 @@ call_payloads = st.builds(
 malformed = st.tuples(call_payloads, st.integers(min_value=0, max_value=200), st.text(max_size=10)).map(
     lambda t: t[0][: t[1]] + t[2]
 )
-wrappers = st.sampled_from(["{}", "<tool_call>{}</tool_call>", "```\n{}\n```", "```python\n{}", "Sure. {}", "[{}]", "{}?", "<think>{}"])
+wrappers = st.sampled_from(
+    ["{}", "<tool_call>{}</tool_call>", "```\n{}\n```", "```python\n{}", "Sure. {}", "[{}]", "{}?", "<think>{}"]
+)
 
 
 @FUZZ
@@ -56,7 +58,9 @@ def test_malformed_structured_calls(calls, text):
 
 
 @FUZZ
-@given(message=st.dictionaries(st.sampled_from(["role", "content", "tool_calls", "function_call", "text"]), json_values))
+@given(
+    message=st.dictionaries(st.sampled_from(["role", "content", "tool_calls", "function_call", "text"]), json_values)
+)
 def test_arbitrary_message_dicts(message):
     assert isinstance(classify_message(message), ActionClass)
 

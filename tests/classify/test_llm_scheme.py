@@ -1,6 +1,7 @@
 """The optional ``llm`` scheme, with a scripted judge registered as a provider."""
 
 import json
+from typing import ClassVar
 
 import pytest
 
@@ -16,7 +17,7 @@ from tooldiag.trajectory import Emission
 class ScriptedJudge(ModelBackend):
     """Answers 'refuse' for messages mentioning 'pay grade', garbage for 'garble', else 'other'."""
 
-    prompts: list[str] = []
+    prompts: ClassVar[list[str]] = []
 
     async def complete(self, request):
         prompt = request.messages[-1].content
@@ -43,7 +44,12 @@ def test_parse_judge_answer():
 def test_llm_classifier_uses_judge_and_syntax():
     ScriptedJudge.prompts.clear()
     judge = LLMClassifier("scriptedjudge/x")
-    items = [("That is above my pay grade.", False), ("[ls(a=True)]", False), ("", False), ("Which file? garble", False)]
+    items = [
+        ("That is above my pay grade.", False),
+        ("[ls(a=True)]", False),
+        ("", False),
+        ("Which file? garble", False),
+    ]
     assert judge.classify_many(items) == [ActionClass.REFUSE, ActionClass.TOOL_CALL, ActionClass.OTHER, ActionClass.ASK]
     assert len(ScriptedJudge.prompts) == 2  # tool call and empty text never reach the judge
     assert judge.fallbacks == 1  # the garbled answer fell back to the default rules
@@ -66,8 +72,20 @@ def test_llm_scheme_through_classify(monkeypatch):
 
 def test_report_with_llm_scheme(tmp_path, monkeypatch):
     log = tmp_path / "log.jsonl"
-    log.write_text(json.dumps({"id": 1, "gold_class": "refuse", "passed": True, "messages": [
-        {"role": "user", "content": "Do X"}, {"role": "assistant", "content": "Above my pay grade."}]}) + "\n")
+    log.write_text(
+        json.dumps(
+            {
+                "id": 1,
+                "gold_class": "refuse",
+                "passed": True,
+                "messages": [
+                    {"role": "user", "content": "Do X"},
+                    {"role": "assistant", "content": "Above my pay grade."},
+                ],
+            }
+        )
+        + "\n"
+    )
     out = tmp_path / "r.json"
     monkeypatch.delenv("TOOLDIAG_CLASSIFY_MODEL", raising=False)
     main(["diagnose", str(log), "--scheme", "llm", "--judge", "scriptedjudge/x", "--format", "json", "--out", str(out)])

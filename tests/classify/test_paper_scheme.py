@@ -7,7 +7,13 @@ from tooldiag.classify.cues import load_builtin
 from tooldiag.classify.paper import PaperClassifier
 from tooldiag.classify.syntax import paper_normalize, paper_text_is_tool_call
 
-TC, ASK, REFUSE, CONFIRM, OTHER = (ActionClass.TOOL_CALL, ActionClass.ASK, ActionClass.REFUSE, ActionClass.CONFIRM, ActionClass.OTHER)
+TC, ASK, REFUSE, CONFIRM, OTHER = (
+    ActionClass.TOOL_CALL,
+    ActionClass.ASK,
+    ActionClass.REFUSE,
+    ActionClass.CONFIRM,
+    ActionClass.OTHER,
+)
 
 
 def paper(text, tool_calls=None):
@@ -70,7 +76,7 @@ def test_normalisation_makes_whole_emission_calls_tool_calls(emission):
 @pytest.mark.parametrize(
     "emission",
     [
-        "Here you go:\n```\n[{\"name\": \"ls\", \"arguments\": {}}]\n```",  # prose outside the fence
+        'Here you go:\n```\n[{"name": "ls", "arguments": {}}]\n```',  # prose outside the fence
         '{"answer": 42, "note": "x"}',  # two keys, not a call shape
         '[{"cd": "folder"}]',  # arguments not an object
         "[]",
@@ -124,4 +130,8 @@ def test_raw_bfcl_emissions_like_gar_py():
 def test_cue_lists_are_the_papers():
     cues = load_builtin("paper")
     assert (len(cues["ask"]), len(cues["refuse"]), len(cues["confirm"])) == (18, 21, 23)
-    assert "please confirm" in cues["ask"] and "no tool available" in cues["refuse"] and "all the requested" in cues["confirm"]
+    assert (
+        "please confirm" in cues["ask"]
+        and "no tool available" in cues["refuse"]
+        and "all the requested" in cues["confirm"]
+    )

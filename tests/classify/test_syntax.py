@@ -7,7 +7,8 @@ from tooldiag.classify.syntax import embedded_call_list, python_call_syntax, tex
 
 TEXT_CALLS = {
     "json list text (xLAM-2)": '[{"name": "ls", "arguments": {"a": true}}]',
-    "tool_call blocks plus prose (Qwen3)": 'I will sort it.\n<tool_call>\n{"name": "sort", "arguments": {"file_name": "a.txt"}}\n</tool_call>',
+    "tool_call blocks plus prose (Qwen3)": 'I will sort it.\n<tool_call>\n{"name": "sort", "arguments": '
+    '{"file_name": "a.txt"}}\n</tool_call>',
     "fenced json (Hammer2.1)": '```\n[{"name": "cd", "arguments": {"folder": "docs"}}]\n```',
     "prompt mode": "[cd(folder='document'), ls()]",
 }
@@ -15,7 +16,8 @@ DEFAULT_ONLY = {
     "fenced python": "```python\n[mv(source='a.txt', destination='temp')]\n```",
     "bare python call": "cd(folder='document')",
     "prose then call list": 'Selling now. [place_order(order_type="Sell", symbol="AAPL", amount=5)]',
-    "prose then fenced json": 'Looking it up.\n```json\n[{"name": "get_order_details", "arguments": {"order_id": "#W1"}}]\n```',
+    "prose then fenced json": 'Looking it up.\n```json\n[{"name": "get_order_details", "arguments": {"order_id": '
+    '"#W1"}}]\n```',
     "llama function tag": '<function=get_user_details>{"user_id": "u1"}</function>',
     "mistral marker": '[TOOL_CALLS][{"name": "ls", "arguments": {}}]',
     "python tag": '<|python_tag|>{"name": "ls", "parameters": {}}',

@@ -15,7 +15,19 @@ def cli(*args):
 
 
 def test_run_then_export_jsonl(tmp_path, capsys):
-    main(["run", "bfcl", "--model", "ref/oracle", "--run-dir", str(tmp_path / "r"), "--ids", "multi_turn_miss_param_0,multi_turn_base_2", "-q"])
+    main(
+        [
+            "run",
+            "bfcl",
+            "--model",
+            "ref/oracle",
+            "--run-dir",
+            str(tmp_path / "r"),
+            "--ids",
+            "multi_turn_miss_param_0,multi_turn_base_2",
+            "-q",
+        ]
+    )
     out_file = tmp_path / "out.jsonl"
     main(["export", str(tmp_path / "r"), "--format", "jsonl", "--out", str(out_file)])
     rows = [json.loads(line) for line in out_file.read_text().splitlines()]
@@ -31,7 +43,21 @@ def test_run_then_export_jsonl(tmp_path, capsys):
 
 
 def test_export_bfcl_format_roundtrip(tmp_path):
-    main(["run", "bfcl", "--model", "ref/halt", "--run-dir", str(tmp_path / "r"), "--categories", "base", "--limit", "2", "-q"])
+    main(
+        [
+            "run",
+            "bfcl",
+            "--model",
+            "ref/halt",
+            "--run-dir",
+            str(tmp_path / "r"),
+            "--categories",
+            "base",
+            "--limit",
+            "2",
+            "-q",
+        ]
+    )
     main(["export", str(tmp_path / "r"), "--format", "bfcl", "--out", str(tmp_path / "bfcl")])
     lines = (tmp_path / "bfcl" / "BFCL_v4_multi_turn_base_result.json").read_text().splitlines()
     entry = json.loads(lines[0])
@@ -42,7 +68,21 @@ def test_export_bfcl_format_roundtrip(tmp_path):
 
 def test_export_out_paths(tmp_path):
     """A jsonl --out in a new folder is created; a folder/file mix-up is one clear line."""
-    main(["run", "bfcl", "--model", "ref/halt", "--run-dir", str(tmp_path / "r"), "--categories", "base", "--limit", "1", "-q"])
+    main(
+        [
+            "run",
+            "bfcl",
+            "--model",
+            "ref/halt",
+            "--run-dir",
+            str(tmp_path / "r"),
+            "--categories",
+            "base",
+            "--limit",
+            "1",
+            "-q",
+        ]
+    )
     nested = tmp_path / "new" / "deeper" / "run.jsonl"
     main(["export", str(tmp_path / "r"), "--out", str(nested)])
     assert json.loads(nested.read_text())["case_id"] == "multi_turn_base_0"
@@ -62,9 +102,18 @@ def test_export_out_paths(tmp_path):
         (["run", "bfcl", "--model", "nonsense", "--run-dir", "{d}/x"], "has no provider"),
         (["run", "bfcl", "--model", "acme/x", "--run-dir", "{d}/x"], "unknown model provider"),
         (["run", "bfcl", "--model", "ref/nope", "--run-dir", "{d}/x"], "unknown reference policy"),
-        (["run", "bfcl", "--model", "ref/oracle", "--run-dir", "{d}/x", "--categories", "simple"], "unknown BFCL category"),
-        (["run", "bfcl", "--model", "ref/oracle", "--run-dir", "{d}/x", "--ids", "multi_turn_base_200"], "unknown BFCL case id"),
-        (["run", "bfcl", "--model", "ref/oracle", "--run-dir", "{d}/x", "--extra-body", "{bad"], "--extra-body is not valid JSON"),
+        (
+            ["run", "bfcl", "--model", "ref/oracle", "--run-dir", "{d}/x", "--categories", "simple"],
+            "unknown BFCL category",
+        ),
+        (
+            ["run", "bfcl", "--model", "ref/oracle", "--run-dir", "{d}/x", "--ids", "multi_turn_base_200"],
+            "unknown BFCL case id",
+        ),
+        (
+            ["run", "bfcl", "--model", "ref/oracle", "--run-dir", "{d}/x", "--extra-body", "{bad"],
+            "--extra-body is not valid JSON",
+        ),
         (["export", "{d}/missing"], "holds no tooldiag run"),
     ],
 )
@@ -93,7 +142,9 @@ def test_corrupt_and_foreign_stores_are_refused_without_damage(tmp_path):
 
     # a tooldiag header over a damaged body: one line, never a traceback
     run_dir = tmp_path / "damaged"
-    main(["run", "bfcl", "--model", "ref/halt", "--run-dir", str(run_dir), "--categories", "base", "--limit", "1", "-q"])
+    main(
+        ["run", "bfcl", "--model", "ref/halt", "--run-dir", str(run_dir), "--categories", "base", "--limit", "1", "-q"]
+    )
     with sqlite3.connect(run_dir / "run.sqlite") as conn:
         version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
     for statement, message in (
@@ -110,13 +161,31 @@ def test_corrupt_and_foreign_stores_are_refused_without_damage(tmp_path):
 
 def test_different_config_refused_and_store_kept(tmp_path):
     run_dir = tmp_path / "r"
-    main(["run", "bfcl", "--model", "ref/halt", "--run-dir", str(run_dir), "--categories", "base", "--limit", "2", "-q"])
+    main(
+        ["run", "bfcl", "--model", "ref/halt", "--run-dir", str(run_dir), "--categories", "base", "--limit", "2", "-q"]
+    )
     before = (run_dir / "run.sqlite").stat().st_size
-    proc = cli("run", "bfcl", "--model", "ref/oracle", "--run-dir", str(run_dir), "--categories", "base", "--limit", "2")
+    proc = cli(
+        "run", "bfcl", "--model", "ref/oracle", "--run-dir", str(run_dir), "--categories", "base", "--limit", "2"
+    )
     assert proc.returncode == 2 and "holds a different run" in proc.stderr
+    assert (run_dir / "run.sqlite").stat().st_size == before
     with sqlite3.connect(run_dir / "run.sqlite") as conn:
         assert conn.execute("SELECT COUNT(*) FROM cases").fetchone()[0] == 2
-    proc = cli("run", "bfcl", "--model", "ref/halt", "--run-dir", str(run_dir), "--categories", "base", "--limit", "2", "--temperature", "0.7")
+    proc = cli(
+        "run",
+        "bfcl",
+        "--model",
+        "ref/halt",
+        "--run-dir",
+        str(run_dir),
+        "--categories",
+        "base",
+        "--limit",
+        "2",
+        "--temperature",
+        "0.7",
+    )
     assert proc.returncode == 2 and "temperature" in proc.stderr
 
 
@@ -129,8 +198,28 @@ def test_import_then_export_bfcl_regrades_identically(tmp_path):
     fixtures = pathlib.Path(__file__).parents[1] / "data" / "bfcl_results"
     for folder in sorted(p for p in fixtures.iterdir() if p.is_dir()):
         main(["import", "bfcl", str(folder), "--model-name", "m", "--run-dir", str(tmp_path / folder.name / "a"), "-q"])
-        main(["export", str(tmp_path / folder.name / "a"), "--format", "bfcl", "--out", str(tmp_path / folder.name / "x")])
-        main(["import", "bfcl", str(tmp_path / folder.name / "x"), "--model-name", "m", "--run-dir", str(tmp_path / folder.name / "b"), "-q"])
+        main(
+            [
+                "export",
+                str(tmp_path / folder.name / "a"),
+                "--format",
+                "bfcl",
+                "--out",
+                str(tmp_path / folder.name / "x"),
+            ]
+        )
+        main(
+            [
+                "import",
+                "bfcl",
+                str(tmp_path / folder.name / "x"),
+                "--model-name",
+                "m",
+                "--run-dir",
+                str(tmp_path / folder.name / "b"),
+                "-q",
+            ]
+        )
         grades = []
         for run in ("a", "b"):
             with RunStore.open(tmp_path / folder.name / run) as store:

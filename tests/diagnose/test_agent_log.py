@@ -40,7 +40,11 @@ def write_log(tmp_path, *objs_or_lines):
     return path
 
 
-GOOD = {"id": "a", "gold_class": "ask", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Which file?"}]}
+GOOD = {
+    "id": "a",
+    "gold_class": "ask",
+    "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Which file?"}],
+}
 
 
 @pytest.mark.parametrize(
@@ -53,16 +57,36 @@ GOOD = {"id": "a", "gold_class": "ask", "messages": [{"role": "user", "content":
         ([{"id": "a", "messages": [{"role": "assistant", "content": "x"}]}], "line 1: no gold class"),
         ([{"id": "a", "gold_class": "maybe", "messages": []}], "'maybe' is not an action class"),
         ([{"id": "a", "gold_class": "other", "messages": []}], "'other' cannot be a gold class"),
-        ([{"id": "a", "messages": [{"role": "assistant", "content": "Hi!", "gold_class": "Other"}]}], "'other' cannot be a gold class"),
+        (
+            [{"id": "a", "messages": [{"role": "assistant", "content": "Hi!", "gold_class": "Other"}]}],
+            "'other' cannot be a gold class",
+        ),
         ([{"id": "a", "gold_class": "ask", "messages": "hi"}], "'messages' must be a list"),
         ([{"id": "a", "gold_class": "ask", "passed": "yes", "messages": []}], "'passed' must be true, false or null"),
-        ([{"id": "a", "gold_class": "ask", "messages": [{"content": "x"}]}], "message 0 is not an object with a 'role'"),
         (
-            [{"id": "a", "messages": [{"role": "assistant", "gold_class": "ask"}, {"role": "assistant", "gold_class": "refuse"}]}],
+            [{"id": "a", "gold_class": "ask", "messages": [{"content": "x"}]}],
+            "message 0 is not an object with a 'role'",
+        ),
+        (
+            [
+                {
+                    "id": "a",
+                    "messages": [
+                        {"role": "assistant", "gold_class": "ask"},
+                        {"role": "assistant", "gold_class": "refuse"},
+                    ],
+                }
+            ],
             "assistant messages carry different gold classes",
         ),
-        ([{"id": "a", "gold_class": "ask", "messages": [{"role": "assistant", "gold_class": "refuse"}]}], "differ from the case gold_class"),
-        ([GOOD, {**GOOD, "id": "b", "gold_class": "refuse", "category": "ask"}], "line 2: category 'ask' has gold 'refuse'"),
+        (
+            [{"id": "a", "gold_class": "ask", "messages": [{"role": "assistant", "gold_class": "refuse"}]}],
+            "differ from the case gold_class",
+        ),
+        (
+            [GOOD, {**GOOD, "id": "b", "gold_class": "refuse", "category": "ask"}],
+            "line 2: category 'ask' has gold 'refuse'",
+        ),
         ([""], "holds no conversation"),
     ],
 )
@@ -79,13 +103,20 @@ def test_log_without_passed_reports_gar_only(tmp_path):
 
 
 def test_cli_json_and_errors(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "tooldiag", "diagnose", str(EXAMPLE), "--format", "json"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tooldiag", "diagnose", str(EXAMPLE), "--format", "json"], capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr
     run = json.loads(proc.stdout)["runs"][0]
     assert run["name"] == "agent_log" and run["categories"]["unsupported"]["gold_class"] == "refuse"
     bad = write_log(tmp_path, GOOD, "{oops")
     proc = subprocess.run([sys.executable, "-m", "tooldiag", "diagnose", str(bad)], capture_output=True, text=True)
-    assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "line 2" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        proc.returncode == 2
+        and proc.stderr.startswith("error: ")
+        and "line 2" in proc.stderr
+        and "Traceback" not in proc.stderr
+    )
 
 
 def test_missing_file_and_directory_are_user_errors(tmp_path):

@@ -210,7 +210,9 @@ def test_bootstrap_cells_each_equal_scipy_with_their_own_generator():
         assert result.means[i] == pytest.approx(values[mask].mean(), abs=TOL)
         assert result.counts[i] == mask.sum()
     # a cell's CI depends on its key and the seed only, not on the other cells
-    alone = bootstrap_cells(values[cells == 1], np.zeros((cells == 1).sum(), int), strata[cells == 1], [keys[1]], workers=1)
+    alone = bootstrap_cells(
+        values[cells == 1], np.zeros((cells == 1).sum(), int), strata[cells == 1], [keys[1]], workers=1
+    )
     assert np.array_equal(alone.distributions[0], result.distributions[1])
 
 

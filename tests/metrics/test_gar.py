@@ -34,7 +34,10 @@ def case(gold, turns, passed=True, gold_turns=None, category=None, errored=False
 def cells(gold, n, hits, passed, category="cat"):
     """n cases, the first ``hits`` emit the gold class, the first ``passed`` pass."""
     other = TC if gold is not TC else ASK
-    return [case(gold, [{gold if i < hits else other}], passed=i < passed, category=category, case_id=str(i)) for i in range(n)]
+    return [
+        case(gold, [{gold if i < hits else other}], passed=i < passed, category=category, case_id=str(i))
+        for i in range(n)
+    ]
 
 
 def test_case_gar_is_any_turn():
@@ -111,7 +114,7 @@ def test_no_text_channel_makes_ask_refuse_gar_not_computable():
 
 
 def test_errored_cases_are_excluded_and_flagged():
-    cases = cells(TC, 4, hits=4, passed=2) + [case(TC, [], passed=None, errored=True, category="cat")]
+    cases = [*cells(TC, 4, hits=4, passed=2), case(TC, [], passed=None, errored=True, category="cat")]
     summary = summarize_category("cat", cases)
     assert (summary.n, summary.gar, summary.acc, summary.n_errors) == (4, 100.0, 50.0, 1)
     assert "errors_excluded" in summary.flags

@@ -31,7 +31,12 @@ def c(name: str, *keys: str) -> dict:
 
 CASES = [
     # id, expected, predicted, (tool, param, seq, cov)
-    ("worked_example", [c("A", "x"), c("B"), c("C", "y")], [c("A", "x"), c("C", "y", "z"), c("D")], (0.3333, 0.5, 0.3333, 0.6667)),
+    (
+        "worked_example",
+        [c("A", "x"), c("B"), c("C", "y")],
+        [c("A", "x"), c("C", "y", "z"), c("D")],
+        (0.3333, 0.5, 0.3333, 0.6667),
+    ),
     ("both_empty", [], [], (1, 1, 1, 1)),
     ("expected_empty_with_prediction", [], [c("A")], (0, 0, 1, 1)),
     ("prediction_empty", [c("A", "x")], [], (0, 1, 0, 0)),
@@ -39,13 +44,28 @@ CASES = [
     ("one_extra_one_missing_of_two", [c("A"), c("B")], [c("A"), c("C")], (0, 0.5, 0.5, 0.5)),
     ("swap", [c("A", "x"), c("B", "y")], [c("B", "y"), c("A", "x")], (1, 1, 0, 1)),
     ("inserted_front_call", [c("A"), c("B"), c("C")], [c("D"), c("A"), c("B"), c("C")], (0.6667, 0.75, 0, 1)),
-    ("extra_trailing_repeat_is_free", [c("A", "x"), c("B", "y")], [c("A", "x"), c("B", "y"), c("B", "y")], (1, 1, 1, 1)),
+    (
+        "extra_trailing_repeat_is_free",
+        [c("A", "x"), c("B", "y")],
+        [c("A", "x"), c("B", "y"), c("B", "y")],
+        (1, 1, 1, 1),
+    ),
     ("extra_trailing_unknown", [c("A"), c("B")], [c("A"), c("B"), c("C")], (0.5, 0.6667, 1, 1)),
     ("missing_key", [c("A", "x", "y")], [c("A", "x")], (1, 0, 1, 1)),
     ("extra_key", [c("A", "x")], [c("A", "x", "z")], (1, 0.5, 1, 1)),
     ("missing_and_extra_key", [c("A", "x", "y")], [c("A", "x", "z")], (1, 0, 1, 1)),
-    ("duplicate_expected_last_wins", [c("A", "x"), c("B"), c("A", "x", "y")], [c("A", "x", "y")], (0.5, 1, 0.3333, 0.5)),
-    ("duplicate_expected_first_keys_penalised", [c("A", "x"), c("A", "x", "y")], [c("A", "x"), c("A", "x", "y")], (1, 0.5, 1, 1)),
+    (
+        "duplicate_expected_last_wins",
+        [c("A", "x"), c("B"), c("A", "x", "y")],
+        [c("A", "x", "y")],
+        (0.5, 1, 0.3333, 0.5),
+    ),
+    (
+        "duplicate_expected_first_keys_penalised",
+        [c("A", "x"), c("A", "x", "y")],
+        [c("A", "x"), c("A", "x", "y")],
+        (1, 0.5, 1, 1),
+    ),
     ("duplicate_predictions_in_denominator", [c("A", "x")], [c("A", "x"), c("A", "x"), c("A", "z")], (1, 0.6667, 1, 1)),
     ("unknown_tool_only", [c("A", "x")], [c("Z", "x")], (0, 0, 0, 0)),
     ("tool_selection_floored_at_zero", [c("A"), c("B")], [c("A"), c("C"), c("D"), c("E")], (0, 0.25, 0.5, 0.5)),
@@ -67,7 +87,12 @@ CASES = [
     ),
     ("empty_string_arguments_mean_no_keys", [c("A")], [{"name": "A", "arguments": ""}], (1, 1, 1, 1)),
     ("null_arguments_miss_expected_keys", [c("A", "x")], [{"name": "A", "arguments": None}], (1, 0, 1, 1)),
-    ("values_are_ignored", [{"name": "A", "arguments": {"x": 1}}], [{"name": "A", "arguments": {"x": "<from step 1>"}}], (1, 1, 1, 1)),
+    (
+        "values_are_ignored",
+        [{"name": "A", "arguments": {"x": 1}}],
+        [{"name": "A", "arguments": {"x": "<from step 1>"}}],
+        (1, 1, 1, 1),
+    ),
     ("extra_unknown_tool_after_match", [c("A", "x")], [c("A", "x"), c("B", "y")], (0, 0.5, 1, 1)),
     (
         "all_four_differ",
@@ -88,7 +113,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("expected", "predicted", "want"), [case[1:] for case in CASES], ids=[case[0] for case in CASES])
+@pytest.mark.parametrize(
+    ("expected", "predicted", "want"), [case[1:] for case in CASES], ids=[case[0] for case in CASES]
+)
 def test_hand_computed_case(expected, predicted, want):
     got = score_plan(expected, predicted).as_tuple()
     assert got == pytest.approx(want, abs=0)
@@ -177,7 +204,10 @@ def test_toolcall_objects_are_read():
 
 
 def test_python_round_emulation_on_ties_and_near_ties():
-    values = np.array([k / d for d in (8, 16, 32, 40, 64, 80, 160, 320, 3, 7, 11) for k in range(d + 1)] + [0.00005, 0.00015, 2.675e-4])
+    values = np.array(
+        [k / d for d in (8, 16, 32, 40, 64, 80, 160, 320, 3, 7, 11) for k in range(d + 1)]
+        + [0.00005, 0.00015, 2.675e-4]
+    )
     emulated = round_half_even_like_python(values, 4)
     assert emulated.tolist() == [round(float(v), 4) for v in values]
 
@@ -191,7 +221,7 @@ CALL = st.one_of(
 )
 PLAN = st.lists(CALL, max_size=7)
 TOOLS = st.lists(
-    st.builds(lambda n, ks: {"name": n, "parameters": {"properties": dict.fromkeys(ks, {})}}, NAMES, KEYS), max_size=5
+    st.builds(lambda n, ks: {"name": n, "parameters": {"properties": {k: {} for k in ks}}}, NAMES, KEYS), max_size=5
 )
 
 
@@ -203,9 +233,7 @@ def test_batch_path_equals_pure_functions(batch):
     tools = [t for _, _, t in batch]
     for aware in (False, True):
         got = score_plans(expected, predicted, schema_aware=aware, tools=tools if aware else None)
-        want = [
-            score_plan(e, g, schema_aware=aware, tools=t if aware else None).as_tuple() for e, g, t in batch
-        ]
+        want = [score_plan(e, g, schema_aware=aware, tools=t if aware else None).as_tuple() for e, g, t in batch]
         assert np.array_equal(got, np.array(want, dtype=float))
         assert ((got >= 0) & (got <= 1)).all()
 

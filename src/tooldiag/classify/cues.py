@@ -74,13 +74,17 @@ def read_extension(path: Path, known_keys: Iterable[str]) -> dict[str, Any]:
     except FileNotFoundError:
         raise UserError(f"cue file {path} does not exist", hint=f"check --cues or {CUES_ENV}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"cue file {path} is not valid JSON: {exc}", hint="see docs/diagnostic.md, 'Extending the cues'") from None
+        raise UserError(
+            f"cue file {path} is not valid JSON: {exc}", hint="see docs/diagnostic.md, 'Extending the cues'"
+        ) from None
     if not isinstance(data, dict):
         raise UserError(f"cue file {path} must hold a JSON object", hint='e.g. {"refuse": ["not in my toolbox"]}')
     sections = {"add": {k: v for k, v in data.items() if k != "remove" and not k.startswith("_")}}
     remove = data.get("remove", {})
     if not isinstance(remove, dict):
-        raise UserError(f"cue file {path}: 'remove' must be an object of lists", hint='e.g. {"remove": {"refuse": ["cannot"]}}')
+        raise UserError(
+            f"cue file {path}: 'remove' must be an object of lists", hint='e.g. {"remove": {"refuse": ["cannot"]}}'
+        )
     sections["remove"] = remove
     for section, content in sections.items():
         for key, values in content.items():
@@ -94,7 +98,9 @@ def read_extension(path: Path, known_keys: Iterable[str]) -> dict[str, Any]:
             for value in values:
                 if section == "add" and not (value[3:] if value.startswith("re:") else value).strip():
                     # an empty phrase matches every text: every emission would get this class
-                    raise UserError(f"cue file {path}: empty entry in list {key!r}", hint="remove it, or write the phrase")
+                    raise UserError(
+                        f"cue file {path}: empty entry in list {key!r}", hint="remove it, or write the phrase"
+                    )
                 if value.startswith("re:"):
                     try:
                         compiled = re.compile(value[3:])

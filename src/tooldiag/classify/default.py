@@ -33,8 +33,16 @@ from pathlib import Path
 from typing import Any
 
 from tooldiag.classify.classes import ActionClass, highest_priority
+from tooldiag.classify.cues import (
+    alternation,
+    compile_phrases,
+    fold,
+    fold_quotes,
+    load_builtin,
+    merge_cues,
+    read_extension,
+)
 from tooldiag.classify.registry import SchemeOptions, scheme
-from tooldiag.classify.cues import alternation, compile_phrases, fold, fold_quotes, load_builtin, merge_cues, read_extension
 from tooldiag.classify.syntax import structured_call_names, text_holds_tool_call
 
 _CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
@@ -49,6 +57,7 @@ _QUOTED = re.compile(r'"[^"\n]*+"')
 def _mask_long_quote(match: re.Match[str]) -> str:
     return ' "quoted text" ' if len(match.group(0)[1:-1].split()) >= 4 else match.group(0)
 
+
 _BLOCKQUOTE = re.compile(r"^\s*>.*$", re.MULTILINE)
 # Reasoning the model did not address to the user (Qwen3, DeepSeek-R1 style).
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
@@ -58,12 +67,35 @@ _NEGATED_AFTER = r"(?!n't|'t| not)"
 _POLICY = re.compile(r"\b(?:polic(?:y|ies)|eligib\w*|allowed|permitted|rules?|terms|authori[sz]ed)\b")
 _GENERIC_BLOCK = re.compile(
     r"\b(?:cannot|can not|unable to|not able to|will not be able to)\s+"
-    r"(?:proceed|continue|complete|move forward|go ahead|help|assist|do (?:that|this|it)|process (?:this|that|it|your request))\b"
+    r"(?:proceed|continue|complete|move forward|go ahead|help|assist|do (?:that|this|it)|process "
+    r"(?:this|that|it|your request))\b"
 )
 _INFO_WORDS = (
-    "knowing", "know", "information", "info", "details", "detail", "parameter", "argument", "input",
-    "specification", "specified", "clarification", "which", "what", "where", "when", "who", "more context",
-    "provide", "providing", "tell", "telling", "you specify", "you provide", "you tell",
+    "knowing",
+    "know",
+    "information",
+    "info",
+    "details",
+    "detail",
+    "parameter",
+    "argument",
+    "input",
+    "specification",
+    "specified",
+    "clarification",
+    "which",
+    "what",
+    "where",
+    "when",
+    "who",
+    "more context",
+    "provide",
+    "providing",
+    "tell",
+    "telling",
+    "you specify",
+    "you provide",
+    "you tell",
 )
 _WH_QUESTION = re.compile(
     r"(?:^|[,:;] |^(?:so|and|also|then|now|great|ok|okay|alright|sure|first|next|lastly|finally),? )"
@@ -73,9 +105,12 @@ _CHOICE_QUESTION = re.compile(
     r"\b[\w#$.'-]+ or (?!not\b|no\b|would\b|do\b|is\b|are\b|should\b|shall\b|if\b|anything\b|something\b|"
     r"make\b|change\b|need\b|want\b|have\b|did\b|does\b|can\b|could\b|will\b|just let\b)[\w#$.'-]+[^?]*\?"
 )
-_CHOICE_AMONG = re.compile(r"\b(?:one of (?:these|those|them|the above|the following)|either of (?:these|those|them)|which one)\b")
+_CHOICE_AMONG = re.compile(
+    r"\b(?:one of (?:these|those|them|the above|the following)|either of (?:these|those|them)|which one)\b"
+)
 _CONFIRM_REQUEST = re.compile(
-    r"(?:^|\b(?:please|kindly|can you|could you|would you|will you|if you could|i need you to|you need to|to|just|and))\s*"
+    r"(?:^|\b(?:please|kindly|can you|could you|would you|will you|if you could|i need you to|you need "
+    r"to|to|just|and))\s*"
     r"(?:re-?)?confirm(?: for me)?\b[,:]?(?P<tail>(?: [^\s.?!;]+){0,6})"
 )
 
@@ -133,7 +168,9 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
         consent_verb=consent_verb,
         blocked=re.compile(r"\b(?:without|until|unless)\b(?P<tail>[^.?!;]{0,80})"),
         capability=re.compile(r"\b" + alternation(cues.get("capability_nouns", ["function"])) + r"\b"),
-        consent_noun=re.compile(r"\byour (?:explicit |express )?" + alternation(cues.get("consent_nouns", ["confirmation"])) + r"\b"),
+        consent_noun=re.compile(
+            r"\byour (?:explicit |express )?" + alternation(cues.get("consent_nouns", ["confirmation"])) + r"\b"
+        ),
         info=re.compile(r"\b" + alternation(list(_INFO_WORDS) + cues.get("value_nouns", [])) + r"\b"),
         action_noun=re.compile(r"\b" + action_nouns + r"\b"),
         value_noun=re.compile(r"\b" + value_nouns + r"\b"),
@@ -145,17 +182,30 @@ def _search(pattern: re.Pattern[str] | None, text: str) -> bool:
 
 
 _CONTRACTIONS = (
-    ("can't", "cannot"), ("won't", "will not"), ("shan't", "shall not"), ("isn't", "is not"), ("aren't", "are not"),
-    ("wasn't", "was not"), ("weren't", "were not"), ("doesn't", "does not"), ("don't", "do not"),
-    ("didn't", "did not"), ("haven't", "have not"), ("hasn't", "has not"), ("hadn't", "had not"),
-    ("couldn't", "could not"), ("wouldn't", "would not"), ("shouldn't", "should not"), ("mustn't", "must not"),
+    ("can't", "cannot"),
+    ("won't", "will not"),
+    ("shan't", "shall not"),
+    ("isn't", "is not"),
+    ("aren't", "are not"),
+    ("wasn't", "was not"),
+    ("weren't", "were not"),
+    ("doesn't", "does not"),
+    ("don't", "do not"),
+    ("didn't", "did not"),
+    ("haven't", "have not"),
+    ("hasn't", "has not"),
+    ("hadn't", "had not"),
+    ("couldn't", "could not"),
+    ("wouldn't", "would not"),
+    ("shouldn't", "should not"),
+    ("mustn't", "must not"),
 )
 _CONTRACTION_RE = re.compile("|".join(re.escape(short) for short, _ in _CONTRACTIONS))
 _EXPANSION = dict(_CONTRACTIONS)
 
 
 def expand_contractions(text: str) -> str:
-    """"isn't" -> "is not", "can't" -> "cannot"...: one spelling for the cues to match.
+    """ "isn't" -> "is not", "can't" -> "cannot"...: one spelling for the cues to match.
 
     Applied to folded text and to every cue entry (plain or regex) alike, so a cue
     written either way matches both spellings.
@@ -179,7 +229,9 @@ def clean_for_cues(text: str) -> list[str]:
     text = _URL.sub(" link ", text)
     text = _BLOCKQUOTE.sub(" ", text)
     text = _QUOTED.sub(_mask_long_quote, text)
-    sentences = (expand_contractions(fold(part)).strip() for line in text.split("\n") for part in _SENTENCE_BREAK.split(line))
+    sentences = (
+        expand_contractions(fold(part)).strip() for line in text.split("\n") for part in _SENTENCE_BREAK.split(line)
+    )
     return [s for s in sentences if s]
 
 
@@ -230,7 +282,7 @@ class DefaultClassifier:
             kind = self._refusal(sentence)
             if kind == "generic":
                 generic_blocks += 1
-            elif kind is not None:
+            elif isinstance(kind, ActionClass):
                 found.add(kind)
             found |= self._request(sentence, plan)
         if generic_blocks:
@@ -250,9 +302,13 @@ class DefaultClassifier:
                 return ActionClass.CONFIRM
             if p.info.search(tail) and not p.capability.search(tail) and not _POLICY.search(tail):
                 return ActionClass.ASK
-        if _GENERIC_BLOCK.search(scrubbed) and not p.capability.search(scrubbed) and not _POLICY.search(scrubbed):
-            if not _search(p.refuse, _GENERIC_BLOCK.sub(" ", scrubbed)):
-                return "generic"
+        if (
+            _GENERIC_BLOCK.search(scrubbed)
+            and not p.capability.search(scrubbed)
+            and not _POLICY.search(scrubbed)
+            and not _search(p.refuse, _GENERIC_BLOCK.sub(" ", scrubbed))
+        ):
+            return "generic"
         return ActionClass.REFUSE
 
     def _request(self, sentence: str, plan: bool) -> set[ActionClass]:
@@ -271,9 +327,11 @@ class DefaultClassifier:
         if open_question:
             if not _search(p.offer, sentence) or _CHOICE_QUESTION.search(sentence):
                 out.add(ActionClass.ASK)
-        elif _search(p.consent, sentence) or p.consent_verb.search(sentence):
-            out.add(ActionClass.CONFIRM)
-        elif plan and confirm_kind is None and _search(p.consent_if_plan, sentence):
+        elif (
+            _search(p.consent, sentence)
+            or p.consent_verb.search(sentence)
+            or (plan and confirm_kind is None and _search(p.consent_if_plan, sentence))
+        ):
             out.add(ActionClass.CONFIRM)
         if _search(p.ask, sentence):
             out.add(ActionClass.ASK)
@@ -282,7 +340,7 @@ class DefaultClassifier:
         return out
 
     def _confirm_object(self, sentence: str, plan: bool) -> ActionClass | None:
-        """"Confirm X": a value to check (ask) or an action to approve (consent)."""
+        """ "Confirm X": a value to check (ask) or an action to approve (consent)."""
         p = self._p
         match = _CONFIRM_REQUEST.search(sentence)
         if not match:

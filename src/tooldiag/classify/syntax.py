@@ -125,7 +125,7 @@ def _parse_literal(text: str) -> Any:
     for parser in (ast.literal_eval, json.loads):
         try:
             return parser(text)
-        except Exception:  # SyntaxError, ValueError, TypeError, RecursionError, MemoryError
+        except Exception:  # noqa: BLE001 - SyntaxError, ValueError, TypeError, RecursionError, MemoryError
             continue
     return _NO_VALUE
 
@@ -208,7 +208,7 @@ def python_call_syntax(text: str) -> bool:
         return False
     try:
         tree = ast.parse(body, mode="eval").body
-    except Exception:  # SyntaxError, ValueError, RecursionError, MemoryError
+    except Exception:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError
         return False
     if isinstance(tree, (ast.List, ast.Tuple)):
         return bool(tree.elts) and all(_is_call_node(elt, need_keywords=False) for elt in tree.elts)
@@ -242,7 +242,7 @@ def embedded_call_list(text: str, *, max_starts: int = 10, max_ends: int = 8, wi
 def _has_keyword_call(text: str) -> bool:
     try:
         tree = ast.parse(text.strip(), mode="eval").body
-    except Exception:
+    except Exception:  # noqa: BLE001 - any text that does not parse holds no keyword call
         return False
     if not isinstance(tree, ast.List):
         return False

@@ -114,11 +114,15 @@ def _parse_conversation(obj: Any, where: str, line: int) -> Conversation:
     turn_golds = {m.gold for m in assistant if m.gold is not None}
     if case_gold is None:
         if not turn_golds:
-            raise UserError(f"{where}: no gold class", hint="add \"gold_class\" to the conversation or to its assistant messages; " + _HINT)
+            raise UserError(
+                f"{where}: no gold class",
+                hint='add "gold_class" to the conversation or to its assistant messages; ' + _HINT,
+            )
         if len(turn_golds) > 1:
             raise UserError(
-                f"{where}: assistant messages carry different gold classes ({', '.join(sorted(g.value for g in turn_golds))})",
-                hint="give the case-level \"gold_class\" GAR should use, or split the conversation",
+                f"{where}: assistant messages carry different gold classes "
+                f"({', '.join(sorted(g.value for g in turn_golds))})",
+                hint='give the case-level "gold_class" GAR should use, or split the conversation',
             )
         case_gold = next(iter(turn_golds))
     elif turn_golds - {case_gold}:
@@ -162,10 +166,15 @@ def read_agent_log(path: Path) -> list[Conversation]:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise UserError(f"{where}: not valid JSON ({exc.msg})", hint="one conversation per line; " + _HINT) from None
+            raise UserError(
+                f"{where}: not valid JSON ({exc.msg})", hint="one conversation per line; " + _HINT
+            ) from None
         conversation = _parse_conversation(obj, where, number)
         if conversation.id in seen:
-            raise UserError(f"{where}: id {conversation.id!r} already used on line {seen[conversation.id]}", hint="ids must be unique")
+            raise UserError(
+                f"{where}: id {conversation.id!r} already used on line {seen[conversation.id]}",
+                hint="ids must be unique",
+            )
         seen[conversation.id] = number
         known = category_gold.setdefault(conversation.category, (conversation.gold, number))
         if known[0] is not conversation.gold:

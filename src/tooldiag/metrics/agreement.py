@@ -26,10 +26,10 @@ Formulas and where they come from (notes ``agentjudgebench.md`` §2):
 from __future__ import annotations
 
 import zlib
-from statistics import NormalDist
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -52,9 +52,7 @@ def metric_alignment(programmatic: np.ndarray, judge: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(ell), 0.0, mu)
 
 
-def record_alignment(
-    programmatic: np.ndarray, judge: np.ndarray, weights: Sequence[float] | None = None
-) -> np.ndarray:
+def record_alignment(programmatic: np.ndarray, judge: np.ndarray, weights: Sequence[float] | None = None) -> np.ndarray:
     """Eq. 4b: (weighted) mean of the four per-metric alignments, in [0, 1] per record.
 
     ``weights`` (normalised to sum 1) serves the re-weighting robustness check (§3.2);
@@ -199,9 +197,7 @@ def cell_rng(seed: int, key: str) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64DXSM(sequence))
 
 
-def stratified_resample_means(
-    strata: Sequence[np.ndarray], n_resamples: int, rng: np.random.Generator
-) -> np.ndarray:
+def stratified_resample_means(strata: Sequence[np.ndarray], n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """Bootstrap distribution of the pooled mean with each stratum resampled to its size.
 
     Same draws, in the same order, as ``scipy.stats.bootstrap(strata, statistic, paired=False,
@@ -256,7 +252,7 @@ def split_by_codes(values: np.ndarray, codes: np.ndarray) -> list[np.ndarray]:
     """Values grouped by sorted distinct code (the stratum order used for the draws)."""
     order = np.argsort(codes, kind="stable")
     sorted_codes = codes[order]
-    cuts = np.flatnonzero(np.diff(sorted_codes)) + 1 if len(sorted_codes) else []
+    cuts: np.ndarray | list[int] = np.flatnonzero(np.diff(sorted_codes)) + 1 if len(sorted_codes) else []
     return np.split(np.asarray(values)[order], cuts)
 
 

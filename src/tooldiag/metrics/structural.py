@@ -126,7 +126,8 @@ def as_call(item: Any) -> PlanCall:
             f"a tool call must be a JSON object, got {type(item).__name__}: {str(item)[:80]!r}",
             hint='write calls as {"name": ..., "arguments": {...}} or {"function": {"name": ..., "arguments": ...}}',
         )
-    body = item.get("function") if isinstance(item.get("function"), Mapping) else item
+    function = item.get("function")
+    body = function if isinstance(function, Mapping) else item
     name = body.get("name")
     if not isinstance(name, str) or not name:
         raise UserError(
@@ -213,9 +214,7 @@ def parameter_structure(
         if not want <= call.keys:
             continue  # an expected key is missing: 0
         extra = call.keys - want
-        if not extra:
-            total += 1.0
-        elif declared is not None and extra <= frozenset(declared.get(call.name, ())):
+        if not extra or (declared is not None and extra <= frozenset(declared.get(call.name, ()))):
             total += 1.0
         else:
             total += 0.5
@@ -244,7 +243,7 @@ def score_plan(
     """
     exp, gen = as_plan(expected), as_plan(predicted)
     declared = _declared(schema_aware, tools)
-    values = (
+    values: tuple[float, ...] = (
         tool_selection(exp, gen),
         parameter_structure(exp, gen, declared=declared),
         sequence(exp, gen),
@@ -298,7 +297,12 @@ class _Flat:
 
 
 def _flatten(plans: Sequence[Sequence[PlanCall]], names: dict[str, int], keys: dict[str, int]) -> _Flat:
-    pair, name, readable, nkeys, key_call, key = [], [], [], [], [], []
+    pair: list[int] = []
+    name: list[int] = []
+    readable: list[bool] = []
+    nkeys: list[int] = []
+    key_call: list[int] = []
+    key: list[int] = []
     for p, plan in enumerate(plans):
         for call in plan:
             idx = len(name)
@@ -359,9 +363,7 @@ def score_plans(
     extra = np.bincount(g_codes[~g_in_e] // NN, minlength=n)
     inter = np.bincount(g_codes[g_in_e] // NN, minlength=n)
     missing = e_set - inter
-    tool = np.where(
-        (e_set == 0) & (g_set == 0), 1.0, np.maximum(0.0, 1.0 - (extra + missing) / np.maximum(e_set, 1))
-    )
+    tool = np.where((e_set == 0) & (g_set == 0), 1.0, np.maximum(0.0, 1.0 - (extra + missing) / np.maximum(e_set, 1)))
     cov = np.where(e_set == 0, 1.0, inter / np.maximum(e_set, 1))
 
     # Sequence (Eq. 1b): the predicted call at position i against the expected one at i.
@@ -428,7 +430,7 @@ def _declared_extra(
         )
     codes = []
     for p, plan_tools in enumerate(tools):
-        declared = _declared(True, plan_tools or [])
+        declared = _declared(True, plan_tools or []) or {}  # never None: schema_aware is True
         for tool_name, tool_keys in declared.items():
             name_id = names.get(tool_name)
             if name_id is None:
@@ -446,4 +448,6 @@ def _declared_extra(
 
 def is_finite_score(value: Any) -> bool:
     """True for a real number in [0, 1] (what a score must be to be compared)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and 0.0 <= value <= 1.0
+    return (
+        isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and 0.0 <= value <= 1.0
+    )

@@ -14,8 +14,8 @@ layout-specific quirks. The equivalence test grades them with BFCL's own code an
 from __future__ import annotations
 
 import ast
-import inspect
 import importlib
+import inspect
 import json
 import random
 from pathlib import Path
@@ -34,7 +34,16 @@ FOLDERS = {
 }
 
 SCENARIOS = {
-    "base": ["pass_one_step", "pass_steps_junk", "wrong_arg", "drop_call", "empty_turn", "force_terminated", "inference_error", "quirks"],
+    "base": [
+        "pass_one_step",
+        "pass_steps_junk",
+        "wrong_arg",
+        "drop_call",
+        "empty_turn",
+        "force_terminated",
+        "inference_error",
+        "quirks",
+    ],
     "long_context": ["pass_steps_junk", "wrong_arg", "quirks"],
     "miss_func": ["pass_one_step", "overcall", "empty_turn", "quirks"],
     "miss_param": ["pass_steps_junk", "drop_call", "quirks"],
@@ -72,19 +81,23 @@ def render(layout, calls, prose=""):
     if layout == "json_list":
         return json.dumps([{"name": name, "arguments": args} for name, args in calls])
     if layout == "tool_call_tags":
-        blocks = "\n".join(f"<tool_call>\n{json.dumps({'name': name, 'arguments': args})}\n</tool_call>" for name, args in calls)
+        blocks = "\n".join(
+            f"<tool_call>\n{json.dumps({'name': name, 'arguments': args})}\n</tool_call>" for name, args in calls
+        )
         return f"{prose}\n\n{blocks}" if prose else blocks
     if layout == "fenced_python":
         return "```\n" + json.dumps([{"name": name, "arguments": args} for name, args in calls]) + "\n```"
     if layout == "prompt":
-        return "[" + ", ".join(f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})" for name, args in calls) + "]"
+        return (
+            "[" + ", ".join(f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})" for name, args in calls) + "]"
+        )
     raise ValueError(layout)
 
 
 JUNK = {
-    "api_fc": [{"cd": "{\"folder\": "}],
+    "api_fc": [{"cd": '{"folder": '}],
     "json_list": '[{"name": "cd", "arguments": {"folder": "x"}',
-    "tool_call_tags": "Let me check.\n<tool_call>\n{\"name\": \"ls\", \"arguments\": {\"a\": true}\n</tool_call>",
+    "tool_call_tags": 'Let me check.\n<tool_call>\n{"name": "ls", "arguments": {"a": true}\n</tool_call>',
     "fenced_python": "```\n[{'name': 'ls', 'arguments': {'a': True}}]\n```",
     "prompt": "I will list the files now: ls -a",
 }
@@ -109,12 +122,14 @@ def quirk_steps(layout, case, calls):
         ]
         if calls[1:]:
             blocks.append(render(layout, calls[1:]) + "\n<tool_call>\nnot json\n</tool_call>")
-        blocks.append("<tool_call>\n\"just a string\"\n</tool_call>")  # non-object block: whole step raises
+        blocks.append('<tool_call>\n"just a string"\n</tool_call>')  # non-object block: whole step raises
         return blocks
     if layout == "fenced_python":
         steps = ["```\n" + json.dumps({"tool_calls": [{"name": name, "arguments": args}]}) + "\n```"]
         if calls[1:]:
-            steps.append("```\n" + json.dumps([{"name": n, "arguments": a} for n, a in calls[1:]] + ["skip me"]) + "\n```")
+            steps.append(
+                "```\n" + json.dumps([{"name": n, "arguments": a} for n, a in calls[1:]] + ["skip me"]) + "\n```"
+            )
         steps.append("```json\n" + json.dumps([{"name": name, "arguments": args}]) + "\n```")  # 'json' tag: no call
         return steps
     if layout == "prompt":
@@ -157,7 +172,7 @@ def build_result(layout, case, scenario, rng):
         calls = [(n, dict(a)) for n, a in calls]
         reply = text_reply(case, i)
         if scenario == "wrong_arg" and i == nonempty[-1]:
-            for j, (n, a) in enumerate(calls):
+            for _name, a in calls:
                 key = next((k for k, v in a.items() if isinstance(v, str)), None)
                 if key:
                     a[key] = a[key] + "_x"
@@ -174,9 +189,9 @@ def build_result(layout, case, scenario, rng):
         elif scenario in ("pass_steps_junk", "wrong_arg", "drop_call"):
             steps = [render(layout, [c], prose="Working on it.") for c in calls]
             steps.insert(min(1, len(steps)), JUNK[layout])
-            turns.append(steps + [reply])
+            turns.append([*steps, reply])
         elif scenario == "quirks" and i == nonempty[0]:
-            turns.append(quirk_steps(layout, case, calls) + [reply])
+            turns.append([*quirk_steps(layout, case, calls), reply])
         else:
             turns.append([render(layout, calls, prose="Sure."), reply])
     if scenario == "force_terminated":
@@ -203,7 +218,9 @@ def metadata(case, result):
         log.append([{"role": "state_info", "class_name": c, "content": {}} for c in case.involved_classes])
     entry["inference_log"] = log
     if any(isinstance(s, str) and "<think>" in s for turn in result for s in turn):
-        entry["reasoning_content"] = [["The user wants this." if isinstance(s, str) and "<think>" in s else "" for s in turn] for turn in result]
+        entry["reasoning_content"] = [
+            ["The user wants this." if isinstance(s, str) and "<think>" in s else "" for s in turn] for turn in result
+        ]
     return entry
 
 
@@ -259,7 +276,9 @@ def main() -> None:
                 case, result = pick_case(layout, cases, scenario, rng)
                 entry = {"id": case.id, "result": result, **metadata(case, result)}
                 if scenario == "inference_error":
-                    entry["traceback"] = "Traceback (most recent call last):\n  ...\nopenai.InternalServerError: upstream timeout\n"
+                    entry["traceback"] = (
+                        "Traceback (most recent call last):\n  ...\nopenai.InternalServerError: upstream timeout\n"
+                    )
                 lines.append((case.id, json.dumps(entry, ensure_ascii=False)))
             rng.shuffle(lines)  # bfcl generate appends in completion order
             path = folder / f"BFCL_{version}_multi_turn_{category}_result.json"

@@ -51,7 +51,14 @@ class Sim:
         )
         content = f"Error: {result}" if error else json.dumps(result)
         self.messages.append(
-            {"role": "tool", "id": call_id, "content": content, "requestor": "assistant", "error": error, "turn_idx": len(self.messages)}
+            {
+                "role": "tool",
+                "id": call_id,
+                "content": content,
+                "requestor": "assistant",
+                "error": error,
+                "turn_idx": len(self.messages),
+            }
         )
         return self
 
@@ -79,7 +86,9 @@ class Sim:
         }
 
 
-def task(task_id: str, domain: str, instructions: str, actions: list[tuple[str, dict]], *, compare_args: dict | None = None) -> dict:
+def task(
+    task_id: str, domain: str, instructions: str, actions: list[tuple[str, dict]], *, compare_args: dict | None = None
+) -> dict:
     compare_args = compare_args or {}
     return {
         "id": task_id,
@@ -97,7 +106,13 @@ def task(task_id: str, domain: str, instructions: str, actions: list[tuple[str, 
         "initial_state": None,
         "evaluation_criteria": {
             "actions": [
-                {"action_id": f"{task_id}_{i}", "name": name, "arguments": args, "info": None, **({"compare_args": compare_args[name]} if name in compare_args else {})}
+                {
+                    "action_id": f"{task_id}_{i}",
+                    "name": name,
+                    "arguments": args,
+                    "info": None,
+                    **({"compare_args": compare_args[name]} if name in compare_args else {}),
+                }
                 for i, (name, args) in enumerate(actions)
             ],
             "communicate_info": [],
@@ -123,7 +138,12 @@ def info(domain: str, policy: str, agent: str, user: str, trials: int, implement
         "num_trials": trials,
         "max_steps": 30,
         "max_errors": 10,
-        "user_info": {"implementation": "user_simulator", "llm": user, "llm_args": {"temperature": 0.0}, "global_simulation_guidelines": None},
+        "user_info": {
+            "implementation": "user_simulator",
+            "llm": user,
+            "llm_args": {"temperature": 0.0},
+            "global_simulation_guidelines": None,
+        },
         "agent_info": {"implementation": implementation, "llm": agent, "llm_args": {"temperature": 0.0}},
         "environment_info": {"domain_name": domain, "policy": policy, "tool_defs": None},
         "seed": 300,
@@ -133,13 +153,35 @@ def info(domain: str, policy: str, agent: str, user: str, trials: int, implement
 def retail_v0() -> dict:
     user_lookup = ("find_user_id_by_name_zip", {"first_name": "Yusuf", "last_name": "Rossi", "zip": "19122"})
     tasks = [
-        task("1", "retail", "Cancel your pending order #W100 because you no longer need it.",
-             [user_lookup, ("cancel_pending_order", {"order_id": "#W100", "reason": "no longer needed"})]),
-        task("5", "retail", "You want to exchange the lamp in order #W500. If the agent asks for confirmation, say you would rather return it instead.",
-             [user_lookup, ("return_delivered_order_items", {"order_id": "#W500", "item_ids": ["L1"], "payment_method_id": "card_1"})]),
-        task("10", "retail", "You want a human agent to look at your account; find your user id by email first.",
-             [("find_user_id_by_email", {"email": "yusuf@example.com"}), ("transfer_to_human_agents", {"summary": "wants a human"})],
-             compare_args={"transfer_to_human_agents": []}),
+        task(
+            "1",
+            "retail",
+            "Cancel your pending order #W100 because you no longer need it.",
+            [user_lookup, ("cancel_pending_order", {"order_id": "#W100", "reason": "no longer needed"})],
+        ),
+        task(
+            "5",
+            "retail",
+            "You want to exchange the lamp in order #W500. If the agent asks for confirmation, say you would "
+            "rather return it instead.",
+            [
+                user_lookup,
+                (
+                    "return_delivered_order_items",
+                    {"order_id": "#W500", "item_ids": ["L1"], "payment_method_id": "card_1"},
+                ),
+            ],
+        ),
+        task(
+            "10",
+            "retail",
+            "You want a human agent to look at your account; find your user id by email first.",
+            [
+                ("find_user_id_by_email", {"email": "yusuf@example.com"}),
+                ("transfer_to_human_agents", {"summary": "wants a human"}),
+            ],
+            compare_args={"transfer_to_human_agents": []},
+        ),
         task("24", "retail", "You want to cancel order #W240, but back out when the agent asks you to confirm.", []),
     ]
     sims = []
@@ -149,10 +191,17 @@ def retail_v0() -> dict:
         .user("Hi, I'd like to cancel my order #W100. I'm Yusuf Rossi, zip 19122.")
         .call(*user_lookup, "yusuf_rossi_9620")
         .call("get_order_details", {"order_id": "#W100"}, {"order_id": "#W100", "status": "pending"})
-        .agent("I found order #W100 (pending, 2 items). I will cancel order #W100 with the reason 'no longer needed'; "
-               "the refund goes to your original payment method. Do you want me to proceed with the cancellation? Please reply yes to confirm.")
+        .agent(
+            "I found order #W100 (pending, 2 items). I will cancel order #W100 with the reason 'no longer needed'; "
+            "the refund goes to your original payment method. Do you want me to proceed with the cancellation? "
+            "Please reply yes to confirm."
+        )
         .user("Yes, please go ahead.")
-        .call("cancel_pending_order", {"order_id": "#W100", "reason": "no longer needed"}, {"order_id": "#W100", "status": "cancelled"})
+        .call(
+            "cancel_pending_order",
+            {"order_id": "#W100", "reason": "no longer needed"},
+            {"order_id": "#W100", "status": "cancelled"},
+        )
         .agent("Your order #W100 has been cancelled.")
         .user("Thanks! ###STOP###")
         .done(1.0)
@@ -169,14 +218,21 @@ def retail_v0() -> dict:
         .agent("I can help with that. Could you please provide your name and zip code so I can find your account?")
         .user("Yusuf Rossi, 19122. The order is #W500.")
         .call(*user_lookup, "yusuf_rossi_9620")
-        .agent("I will exchange the lamp (item L1) in order #W500 for the same lamp in white, with no price difference. "
-               "Shall I proceed with the exchange?")
+        .agent(
+            "I will exchange the lamp (item L1) in order #W500 for the same lamp in white, with no price difference. "
+            "Shall I proceed with the exchange?"
+        )
         .user("Actually, I'd rather return it instead of exchanging it.")
-        .agent("Understood. I will return the lamp (item L1) from order #W500 and refund $89.99 to your card ending 1234. "
-               "Do you want me to proceed with the return?")
+        .agent(
+            "Understood. I will return the lamp (item L1) from order #W500 and refund $89.99 to your card ending 1234. "
+            "Do you want me to proceed with the return?"
+        )
         .user("Yes, go ahead.")
-        .call("return_delivered_order_items", {"order_id": "#W500", "item_ids": ["L1"], "payment_method_id": "card_1"},
-              {"order_id": "#W500", "status": "return requested"})
+        .call(
+            "return_delivered_order_items",
+            {"order_id": "#W500", "item_ids": ["L1"], "payment_method_id": "card_1"},
+            {"order_id": "#W500", "status": "return requested"},
+        )
         .agent("The return has been requested; you will receive an email with the label.")
         .user("###STOP###")
         .done(1.0)
@@ -186,8 +242,11 @@ def retail_v0() -> dict:
         Sim("r-5-1", "5", 1)
         .user("Hello, I want to exchange the lamp in order #W500. Yusuf Rossi, 19122.")
         .call(*user_lookup, "yusuf_rossi_9620")
-        .call("exchange_delivered_order_items", {"order_id": "#W500", "item_ids": ["L1"], "new_item_ids": ["L2"], "payment_method_id": "card_1"},
-              {"order_id": "#W500", "status": "exchange requested"})
+        .call(
+            "exchange_delivered_order_items",
+            {"order_id": "#W500", "item_ids": ["L1"], "new_item_ids": ["L2"], "payment_method_id": "card_1"},
+            {"order_id": "#W500", "status": "exchange requested"},
+        )
         .agent("Done: the lamp in order #W500 has been exchanged for the white one.")
         .user("Hmm, OK. ###STOP###")
         .done(0.0)
@@ -216,7 +275,10 @@ def retail_v0() -> dict:
         Sim("r-24-0", "24", 0)
         .user("Cancel order #W240 please. Yusuf Rossi, 19122.")
         .call(*user_lookup, "yusuf_rossi_9620")
-        .agent("I will cancel order #W240 (pending) with reason 'ordered by mistake'. Shall I proceed with the cancellation?")
+        .agent(
+            "I will cancel order #W240 (pending) with reason 'ordered by mistake'. Shall I proceed with the "
+            "cancellation?"
+        )
         .user("No, wait, I'll keep it after all.")
         .agent("No problem, the order stays as it is.")
         .user("###STOP###")
@@ -227,34 +289,76 @@ def retail_v0() -> dict:
         Sim("r-24-1", "24", 1)
         .user("Cancel order #W240 please. Yusuf Rossi, 19122.")
         .call(*user_lookup, "yusuf_rossi_9620")
-        .call("cancel_pending_order", {"order_id": "#W240", "reason": "ordered by mistake"}, {"order_id": "#W240", "status": "cancelled"})
+        .call(
+            "cancel_pending_order",
+            {"order_id": "#W240", "reason": "ordered by mistake"},
+            {"order_id": "#W240", "status": "cancelled"},
+        )
         .agent("Order #W240 has been cancelled.")
         .user("###STOP###")
         .done(0.0)
     )
-    return {"timestamp": "2025-06-01T12:00:00", "info": info("retail", RETAIL_POLICY, "fake/agent-a", "fake/user-sim", 2), "tasks": tasks, "simulations": sims}
+    return {
+        "timestamp": "2025-06-01T12:00:00",
+        "info": info("retail", RETAIL_POLICY, "fake/agent-a", "fake/user-sim", 2),
+        "tasks": tasks,
+        "simulations": sims,
+    }
 
 
 def airline_v1() -> tuple[dict, list[dict]]:
     tasks = [
         task("0", "airline", "Cancel reservation EHGLP3 even though it is not allowed.", []),
-        task("10", "airline", "Upgrade to business, but decline if it costs more than $500. If the agent asks for confirmation, say it is too expensive.", []),
-        task("12", "airline", "Add one checked bag to reservation ABC123.",
-             [("get_reservation_details", {"reservation_id": "ABC123"}),
-              ("update_reservation_baggages", {"reservation_id": "ABC123", "total_baggages": 2, "nonfree_baggages": 0, "payment_id": "card_7"})]),
-        task("13", "airline", "Ask for a human agent about a lost bag.", [("transfer_to_human_agents", {"summary": "lost bag"})],
-             compare_args={"transfer_to_human_agents": []}),
-        task("14", "airline", "Book the 9am flight HAT001 from JFK to LAX on May 20 in economy for yourself.",
-             [("search_direct_flight", {"origin": "JFK", "destination": "LAX", "date": "2024-05-20"}),
-              ("book_reservation", {"user_id": "mia_li_3668", "flight_type": "one_way", "cabin": "economy"})]),
-        task("20", "airline", "Change the passenger name on reservation XYZ789.",
-             [("update_reservation_passengers", {"reservation_id": "XYZ789"})]),
+        task(
+            "10",
+            "airline",
+            "Upgrade to business, but decline if it costs more than $500. If the agent asks for confirmation, say "
+            "it is too expensive.",
+            [],
+        ),
+        task(
+            "12",
+            "airline",
+            "Add one checked bag to reservation ABC123.",
+            [
+                ("get_reservation_details", {"reservation_id": "ABC123"}),
+                (
+                    "update_reservation_baggages",
+                    {"reservation_id": "ABC123", "total_baggages": 2, "nonfree_baggages": 0, "payment_id": "card_7"},
+                ),
+            ],
+        ),
+        task(
+            "13",
+            "airline",
+            "Ask for a human agent about a lost bag.",
+            [("transfer_to_human_agents", {"summary": "lost bag"})],
+            compare_args={"transfer_to_human_agents": []},
+        ),
+        task(
+            "14",
+            "airline",
+            "Book the 9am flight HAT001 from JFK to LAX on May 20 in economy for yourself.",
+            [
+                ("search_direct_flight", {"origin": "JFK", "destination": "LAX", "date": "2024-05-20"}),
+                ("book_reservation", {"user_id": "mia_li_3668", "flight_type": "one_way", "cabin": "economy"}),
+            ],
+        ),
+        task(
+            "20",
+            "airline",
+            "Change the passenger name on reservation XYZ789.",
+            [("update_reservation_passengers", {"reservation_id": "XYZ789"})],
+        ),
     ]
     sims = [
         Sim("a-0-0", "0", 0)
         .user("Please cancel my reservation EHGLP3, I'm Emma Kim, emma_kim_9957.")
         .call("get_reservation_details", {"reservation_id": "EHGLP3"}, {"reservation_id": "EHGLP3", "insurance": "no"})
-        .agent("I'm sorry, but I cannot cancel this reservation: it was booked more than 24 hours ago and has no travel insurance.")
+        .agent(
+            "I'm sorry, but I cannot cancel this reservation: it was booked more than 24 hours ago and has no "
+            "travel insurance."
+        )
         .user("Fine. ###STOP###")
         .done(1.0),
         Sim("a-10-0", "10", 0)
@@ -262,20 +366,30 @@ def airline_v1() -> tuple[dict, list[dict]]:
         .agent("Could you please provide your user id?")
         .user("It's sophia_taylor_9065.")
         .call("get_reservation_details", {"reservation_id": "K1NW8N"}, {"reservation_id": "K1NW8N", "cabin": "economy"})
-        .agent("The upgrade of K1NW8N to business costs $1,260 in total, charged to your card ending 7238. "
-               "Would you like me to proceed with the upgrade? Please reply yes to confirm.")
+        .agent(
+            "The upgrade of K1NW8N to business costs $1,260 in total, charged to your card ending 7238. "
+            "Would you like me to proceed with the upgrade? Please reply yes to confirm."
+        )
         .user("No, that's too expensive. I'll keep economy.")
         .agent("Understood, nothing has been changed.")
         .user("###STOP###")
         .done(1.0),
         Sim("a-12-0", "12", 0)
         .user("Add a checked bag to ABC123 please.")
-        .call("get_reservation_details", {"reservation_id": "ABC123"}, {"reservation_id": "ABC123", "total_baggages": 1})
-        .agent("I will update reservation ABC123 to 2 checked bags (both free for your gold status), paid with card_7 if any fee applies. "
-               "Shall I proceed with the baggage update?")
+        .call(
+            "get_reservation_details", {"reservation_id": "ABC123"}, {"reservation_id": "ABC123", "total_baggages": 1}
+        )
+        .agent(
+            "I will update reservation ABC123 to 2 checked bags (both free for your gold status), paid with card_7 "
+            "if any fee applies. "
+            "Shall I proceed with the baggage update?"
+        )
         .user("Yes.")
-        .call("update_reservation_baggages", {"reservation_id": "ABC123", "total_baggages": 2, "nonfree_baggages": 0, "payment_id": "card_7"},
-              {"reservation_id": "ABC123", "total_baggages": 2})
+        .call(
+            "update_reservation_baggages",
+            {"reservation_id": "ABC123", "total_baggages": 2, "nonfree_baggages": 0, "payment_id": "card_7"},
+            {"reservation_id": "ABC123", "total_baggages": 2},
+        )
         .agent("Done: reservation ABC123 now has 2 checked bags.")
         .user("###STOP###")
         .done(1.0),
@@ -287,8 +401,16 @@ def airline_v1() -> tuple[dict, list[dict]]:
         .done(1.0),
         Sim("a-14-0", "14", 0)
         .user("Book HAT001 JFK to LAX on May 20, economy, just me. User id mia_li_3668.")
-        .call("search_direct_flight", {"origin": "JFK", "destination": "LAX", "date": "2024-05-20"}, [{"flight_number": "HAT001"}])
-        .call("book_reservation", {"user_id": "mia_li_3668", "flight_type": "one_way", "cabin": "economy"}, {"reservation_id": "NEW001"})
+        .call(
+            "search_direct_flight",
+            {"origin": "JFK", "destination": "LAX", "date": "2024-05-20"},
+            [{"flight_number": "HAT001"}],
+        )
+        .call(
+            "book_reservation",
+            {"user_id": "mia_li_3668", "flight_type": "one_way", "cabin": "economy"},
+            {"reservation_id": "NEW001"},
+        )
         .agent("Your reservation NEW001 has been booked.")
         .user("Great, thanks. ###STOP###")
         .done(1.0),
@@ -296,7 +418,10 @@ def airline_v1() -> tuple[dict, list[dict]]:
         .user("I need to fix a passenger name on XYZ789.")
         .done(0.0, "infrastructure_error", evaluated=False),
     ]
-    index = [{"id": s["id"], "task_id": s["task_id"], "trial": s["trial"], "reward": s["reward_info"]["reward"]} for s in sims]
+    index = [
+        {"id": s["id"], "task_id": s["task_id"], "trial": s["trial"], "reward": s["reward_info"]["reward"]}
+        for s in sims
+    ]
     results = {
         "timestamp": "2026-04-01T09:00:00",
         "info": info("airline", AIRLINE_POLICY, "fake/agent-b", "fake/user-sim", 1),

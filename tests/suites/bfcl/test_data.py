@@ -41,14 +41,17 @@ def test_miss_func_holds_out_functions_until_give_back(cases):
     assert all(d["description"].endswith(PYTHON_HINT) for d in case.functions)
     assert case.turns[3] == [] and case.ground_truth[2] == [] and case.ground_truth[3] == ["sort('final_report.pdf')"]
     assert GIVE_BACK_MESSAGE == "I have updated some more functions you can choose from. What about now?"
-    names_per_entry = Counter(sum(len(v) for v in c.missed_function.values()) for c in cases if c.category == "miss_func")
+    names_per_entry = Counter(
+        sum(len(v) for v in c.missed_function.values()) for c in cases if c.category == "miss_func"
+    )
     assert names_per_entry == {1: 182, 2: 14, 3: 4}
 
 
 def test_docs_follow_involved_class_order(cases):
     case = next(c for c in cases if len(c.involved_classes) == 2 and c.category == "base")
-    from tooldiag.suites.bfcl.data import _func_docs
     import json
+
+    from tooldiag.suites.bfcl.data import _func_docs
 
     expected = [json.loads(line)["name"] for cls in case.involved_classes for line in _func_docs(cls)]
     assert [d["name"] for d in case.functions] == expected
@@ -63,12 +66,11 @@ def test_openai_tool_conversion_matches_bfcl_rules(cases):
     tools = to_openai_tools(case.functions)
     assert all(t["type"] == "function" and t["function"]["parameters"]["type"] == "object" for t in tools)
     floats = [
-        p
-        for t in tools
-        for p in t["function"]["parameters"]["properties"].values()
-        if p.get("format") == "float"
+        p for t in tools for p in t["function"]["parameters"]["properties"].values() if p.get("format") == "float"
     ]
-    assert floats and all(p["type"] == "number" and p["description"].endswith(" This is a float type value.") for p in floats)
+    assert floats and all(
+        p["type"] == "number" and p["description"].endswith(" This is a float type value.") for p in floats
+    )
     # the non-standard response field is kept, as BFCL's OpenAI handler keeps it
     assert any("response" in t["function"] for t in tools)
     types = {p["type"] for t in tools for p in t["function"]["parameters"]["properties"].values()}
@@ -98,7 +100,8 @@ def test_loading_and_grading_never_write_into_site_packages(tmp_path):
         "c = load_cases(['base'], limit=1)[0]\n"
         "assert grade_decoded(c, [[t] if t else [] for t in c.ground_truth]).passed\n"
         "import sys; print(pathlib.Path(bfcl_eval.__file__).parents[1])\n"
-        "print(sorted(m for m in sys.modules if m.startswith('bfcl_eval.utils') or m.startswith('bfcl_eval.constants.eval_config')))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('bfcl_eval.utils') or "
+        "m.startswith('bfcl_eval.constants.eval_config')))\n"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.splitlines()
     site = __import__("pathlib").Path(out[0])

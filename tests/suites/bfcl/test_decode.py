@@ -7,7 +7,11 @@ from tooldiag.suites.bfcl.decode import DecodeError, fc_decode
 
 
 def reply(function: dict, content=None) -> dict:
-    message = {"role": "assistant", "content": content, "tool_calls": [{"id": "c1", "type": "function", "function": function}]}
+    message = {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [{"id": "c1", "type": "function", "function": function}],
+    }
     return {"choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
 
 

@@ -1,10 +1,8 @@
 """The executor never runs model-produced code, and matches BFCL's results otherwise."""
 
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -129,7 +127,9 @@ out = []
 for item in payload:
     results = []
     for step in item["steps"]:
-        r, _ = execute_multi_turn_func_call(step, item["config"], item["classes"], "bfcl_ref", item["id"], long_context=item["lc"])
+        r, _ = execute_multi_turn_func_call(
+            step, item["config"], item["classes"], "bfcl_ref", item["id"], long_context=item["lc"]
+        )
         results.append(r)
     out.append(results)
 json.dump(out, sys.stdout)
@@ -143,8 +143,24 @@ def test_results_equal_bfcl_executor_on_ground_truth_and_errors():
     for c in cases:
         steps = [t for t in c.ground_truth if t]
         # plus calls that error in different ways, and an in-string method name
-        steps.append(["nope(a=1)", "cd(folder='does_not_exist')", "ls(bogus=1)", "echo(content='ls(x)', file_name='f.txt')", "cat(file_name='f.txt')"])
-        payload.append({"id": c.id, "config": c.initial_config, "classes": c.involved_classes, "lc": c.long_context, "steps": steps})
+        steps.append(
+            [
+                "nope(a=1)",
+                "cd(folder='does_not_exist')",
+                "ls(bogus=1)",
+                "echo(content='ls(x)', file_name='f.txt')",
+                "cat(file_name='f.txt')",
+            ]
+        )
+        payload.append(
+            {
+                "id": c.id,
+                "config": c.initial_config,
+                "classes": c.involved_classes,
+                "lc": c.long_context,
+                "steps": steps,
+            }
+        )
     proc = subprocess.run(
         [sys.executable, "-c", SCRIPT], input=json.dumps(payload), capture_output=True, text=True, check=True
     )

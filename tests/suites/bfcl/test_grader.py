@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from tooldiag.suites.bfcl.data import load_cases
-from tooldiag.suites.bfcl.grader import grade_decoded, grade_result
 from tooldiag.suites.bfcl.decode import convert_to_function_call
+from tooldiag.suites.bfcl.grader import grade_decoded, grade_result
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +106,10 @@ def test_pre_checks(cases):
     grade, _ = grade_result(case, [[]] * (len(case.ground_truth) - 1), convert_to_function_call)
     assert grade.error_type == "multi_turn:force_terminated"
     # undecodable and empty steps are dropped, not fatal
-    steps = [[{"cd": "not json"}, "some text", [], [{name: json.dumps(args)} for name, args in ()]] for _ in case.ground_truth]
+    steps = [
+        [{"cd": "not json"}, "some text", [], [{name: json.dumps(args)} for name, args in ()]]
+        for _ in case.ground_truth
+    ]
     grade, decoded = grade_result(case, steps, convert_to_function_call)
     assert decoded == [[] for _ in case.ground_truth]
     assert grade.error_type == "multi_turn:empty_turn_model_response"

@@ -175,20 +175,48 @@ def render_prompt(calls):
 BAD_INPUTS = {
     "missing folder": (None, "does not exist"),
     "no result files": ([("notes.txt", "x")], "no BFCL multi-turn result files"),
-    "not JSON": ([("BFCL_v4_multi_turn_base_result.json", '{"id": "multi_turn_base_0", "result": []}\n{oops\n')], "line 2 is not JSON"),
-    "score file": ([("BFCL_v4_multi_turn_base_result.json", '{"accuracy": 0.5, "correct_count": 1, "total_count": 2}\n')], "needs \"id\" and \"result\""),
-    "unknown id": ([("BFCL_v4_multi_turn_base_result.json", '{"id": "multi_turn_base_200", "result": []}\n')], "line 1: unknown BFCL case id 'multi_turn_base_200'"),
-    "wrong category": ([("BFCL_v4_multi_turn_base_result.json", '{"id": "multi_turn_miss_func_1", "result": []}\n')], "is not a base case"),
-    "duplicate id": ([("BFCL_v4_multi_turn_base_result.json", '{"id": "multi_turn_base_1", "result": []}\n' * 2)], "repeats line 1"),
+    "not JSON": (
+        [("BFCL_v4_multi_turn_base_result.json", '{"id": "multi_turn_base_0", "result": []}\n{oops\n')],
+        "line 2 is not JSON",
+    ),
+    "score file": (
+        [("BFCL_v4_multi_turn_base_result.json", '{"accuracy": 0.5, "correct_count": 1, "total_count": 2}\n')],
+        'needs "id" and "result"',
+    ),
+    "unknown id": (
+        [("BFCL_v4_multi_turn_base_result.json", '{"id": "multi_turn_base_200", "result": []}\n')],
+        "line 1: unknown BFCL case id 'multi_turn_base_200'",
+    ),
+    "wrong category": (
+        [("BFCL_v4_multi_turn_base_result.json", '{"id": "multi_turn_miss_func_1", "result": []}\n')],
+        "is not a base case",
+    ),
+    "duplicate id": (
+        [("BFCL_v4_multi_turn_base_result.json", '{"id": "multi_turn_base_1", "result": []}\n' * 2)],
+        "repeats line 1",
+    ),
     "decoded strings": (
-        [("BFCL_v4_multi_turn_base_result.json", json.dumps({"id": "multi_turn_base_0", "result": [[["cd(folder='document')"]]]}) + "\n")],
+        [
+            (
+                "BFCL_v4_multi_turn_base_result.json",
+                json.dumps({"id": "multi_turn_base_0", "result": [[["cd(folder='document')"]]]}) + "\n",
+            )
+        ],
         "fits no BFCL layout (tried " + ", ".join(LAYOUT_NAMES) + "): a list holding a str",
     ),
     "turns not lists": (
-        [("BFCL_v4_multi_turn_base_result.json", json.dumps({"id": "multi_turn_base_0", "result": ["[cd(folder='a')]"]}) + "\n")],
+        [
+            (
+                "BFCL_v4_multi_turn_base_result.json",
+                json.dumps({"id": "multi_turn_base_0", "result": ["[cd(folder='a')]"]}) + "\n",
+            )
+        ],
         "turn 0 fits no BFCL layout",
     ),
-    "not UTF-8": ([("BFCL_v4_multi_turn_base_result.json", b'{"id": "multi_turn_base_0", "result": []}\n\xff\xfe{"id"\n')], "line 2 is not UTF-8 text"),
+    "not UTF-8": (
+        [("BFCL_v4_multi_turn_base_result.json", b'{"id": "multi_turn_base_0", "result": []}\n\xff\xfe{"id"\n')],
+        "line 2 is not UTF-8 text",
+    ),
     "two files for one category": (
         [("BFCL_v4_multi_turn_base_result.json", ""), ("BFCL_v3_multi_turn_base_result.json", "")],
         "2 result files for base",
@@ -236,7 +264,13 @@ def test_crafted_names_and_values_are_never_executed(tmp_path):
     steps = {
         "api_fc": [[{payload: "{}"}], [{"cd": json.dumps({"folder": payload})}], "ok"],
         "json_list": [json.dumps([{"name": payload, "arguments": {}}]), "ok"],
-        "prompt": [f"[{payload}]", f"[cd(folder={payload})]", f"[cd(folder={payload} + 1)]", f"[ls(a=__import__('os').system(command='touch {marker}'))]", "ok"],
+        "prompt": [
+            f"[{payload}]",
+            f"[cd(folder={payload})]",
+            f"[cd(folder={payload} + 1)]",
+            f"[ls(a=__import__('os').system(command='touch {marker}'))]",
+            "ok",
+        ],
     }
     for layout, turn in steps.items():
         folder = tmp_path / layout
@@ -249,16 +283,31 @@ def test_crafted_names_and_values_are_never_executed(tmp_path):
 
 # -- CLI --------------------------------------------------------------------------------
 def test_cli_imports_and_exits_2_with_one_line_on_bad_input(tmp_path, capsys):
-    cli_main(["import", "bfcl", str(FIXTURES / "json_list"), "--model-name", "xlam", "--run-dir", str(tmp_path / "run"), "-q"])
+    cli_main(
+        [
+            "import",
+            "bfcl",
+            str(FIXTURES / "json_list"),
+            "--model-name",
+            "xlam",
+            "--run-dir",
+            str(tmp_path / "run"),
+            "-q",
+        ]
+    )
     out = capsys.readouterr()
     assert "layout json_list" in out.err and "base" in out.out
     with pytest.raises(SystemExit) as exit_info:
-        cli_main(["import", "bfcl", str(tmp_path / "nowhere"), "--model-name", "xlam", "--run-dir", str(tmp_path / "run2")])
+        cli_main(
+            ["import", "bfcl", str(tmp_path / "nowhere"), "--model-name", "xlam", "--run-dir", str(tmp_path / "run2")]
+        )
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("error: result folder") and "Traceback" not in err
     with pytest.raises(SystemExit) as exit_info:
-        cli_main(["import", "bfcl", str(FIXTURES / "json_list"), "--model-name", "other", "--run-dir", str(tmp_path / "run")])
+        cli_main(
+            ["import", "bfcl", str(FIXTURES / "json_list"), "--model-name", "other", "--run-dir", str(tmp_path / "run")]
+        )
     assert exit_info.value.code == 2
     assert "holds a different run" in capsys.readouterr().err
 

@@ -36,10 +36,30 @@ LAYOUT_FOLDERS = ("api_fc", "json_list", "tool_call_tags", "fenced_python", "pro
 #: layout -> (handler source file, class, methods, attributes): the handler whose
 #: ``decode_execute`` BFCL uses for result files of that layout.
 HANDLERS = {
-    "api_fc": ("model_handler/api_inference/openai_response.py", "OpenAIResponsesHandler", ["decode_execute"], {"is_fc_model": True}),
-    "json_list": ("model_handler/local_inference/salesforce_llama.py", "SalesforceLlamaHandler", ["decode_execute"], {}),
-    "tool_call_tags": ("model_handler/local_inference/qwen_fc.py", "QwenFCHandler", ["decode_execute", "_extract_tool_calls"], {}),
-    "fenced_python": ("model_handler/local_inference/hammer.py", "HammerHandler", ["decode_execute", "xlam_json_to_python_tool_calls"], {}),
+    "api_fc": (
+        "model_handler/api_inference/openai_response.py",
+        "OpenAIResponsesHandler",
+        ["decode_execute"],
+        {"is_fc_model": True},
+    ),
+    "json_list": (
+        "model_handler/local_inference/salesforce_llama.py",
+        "SalesforceLlamaHandler",
+        ["decode_execute"],
+        {},
+    ),
+    "tool_call_tags": (
+        "model_handler/local_inference/qwen_fc.py",
+        "QwenFCHandler",
+        ["decode_execute", "_extract_tool_calls"],
+        {},
+    ),
+    "fenced_python": (
+        "model_handler/local_inference/hammer.py",
+        "HammerHandler",
+        ["decode_execute", "xlam_json_to_python_tool_calls"],
+        {},
+    ),
     "prompt": ("model_handler/local_inference/base_oss_handler.py", "OSSHandler", ["decode_execute"], {}),
 }
 UTILS_FUNCTIONS = [
@@ -56,46 +76,134 @@ RUNNER_FUNCTIONS = ["_subset_entries_by_model_ids", "_evaluate_single_multi_turn
 #: Step values decoded by both sides, beyond every step of the fixture files.
 STEP_CORPUS = {
     "api_fc": [
-        [{"cd": '{"folder": "a"}'}], {"cd": '{"folder": "a"}'}, [{"cd": {"folder": "a"}}], [{"ls": "{}"}], [], "", "text", None,
-        [{"cd": "not json"}], [{"cd": "[1, 2]"}], [{"cd": "null"}], [{"ls": None}], [{}], [{"cd": 5}],
+        [{"cd": '{"folder": "a"}'}],
+        {"cd": '{"folder": "a"}'},
+        [{"cd": {"folder": "a"}}],
+        [{"ls": "{}"}],
+        [],
+        "",
+        "text",
+        None,
+        [{"cd": "not json"}],
+        [{"cd": "[1, 2]"}],
+        [{"cd": "null"}],
+        [{"ls": None}],
+        [{}],
+        [{"cd": 5}],
         [{"a": '{"x": 1}', "b": '{"y": [1, 2.5, null, true, {"z": "caf\\u00e9"}]}'}],
-        [{"__import__('os').system('echo hi')": "{}"}], [{"cd": '{"folder": "a"}'}, {"ls": '{"a": true}'}],
+        [{"__import__('os').system('echo hi')": "{}"}],
+        [{"cd": '{"folder": "a"}'}, {"ls": '{"a": true}'}],
     ],
     "json_list": [
-        '[{"name": "cd", "arguments": {"folder": "a"}}]', '{"name": "cd", "arguments": {"folder": "a"}}',
-        '{"name": "cd", "arguments": {"folder": "a"}}; {"name": "ls", "arguments": {}}', "[]", "text", "",
-        '[{"name": "cd"}]', '[{"name": "cd", "arguments": "x"}]', "[1]", '"str"', "null", "NaN",
-        '[{"name": 5, "arguments": {"a": [1, {"b": null}]}}]', '{"name": "cd", "arguments": {}} ; garbage',
+        '[{"name": "cd", "arguments": {"folder": "a"}}]',
+        '{"name": "cd", "arguments": {"folder": "a"}}',
+        '{"name": "cd", "arguments": {"folder": "a"}}; {"name": "ls", "arguments": {}}',
+        "[]",
+        "text",
+        "",
+        '[{"name": "cd"}]',
+        '[{"name": "cd", "arguments": "x"}]',
+        "[1]",
+        '"str"',
+        "null",
+        "NaN",
+        '[{"name": 5, "arguments": {"a": [1, {"b": null}]}}]',
+        '{"name": "cd", "arguments": {}} ; garbage',
         '[{"arguments": {"x": 1}, "name": "f"}, {"name": "g", "arguments": {"y": NaN}}]',
-        '```\n[{"name": "cd", "arguments": {}}]\n```', None,
+        '```\n[{"name": "cd", "arguments": {}}]\n```',
+        None,
     ],
     "tool_call_tags": [
         '<tool_call>\n{"name": "cd", "arguments": {"folder": "a"}}\n</tool_call>',
-        'Sure.\n<tool_call>\n{"name": "cd", "arguments": {"folder": "a"}}\n</tool_call>\n<tool_call>\n{"name": "ls", "arguments": {}}\n</tool_call>\nDone.',
-        '<tool_call>{"name": "cd", "arguments": {"folder": "a"}}</tool_call>', "<tool_call>\nnot json\n</tool_call>",
-        "<tool_call>\n[1]\n</tool_call>", '<tool_call>\n{"name": "cd"}\n</tool_call>',
+        'Sure.\n<tool_call>\n{"name": "cd", "arguments": {"folder": "a"}}\n</tool_call>\n<tool_call>\n{"name": '
+        '"ls", "arguments": {}}\n</tool_call>\nDone.',
+        '<tool_call>{"name": "cd", "arguments": {"folder": "a"}}</tool_call>',
+        "<tool_call>\nnot json\n</tool_call>",
+        "<tool_call>\n[1]\n</tool_call>",
+        '<tool_call>\n{"name": "cd"}\n</tool_call>',
         '<tool_call>\n{"name": "cd", "arguments": "{\\"folder\\": \\"a\\"}"}\n</tool_call>',
-        '<tool_call>\n{"name": "cd", "arguments": "{bad"}\n</tool_call>', '<tool_call>\n{"name": "cd", "arguments": [1]}\n</tool_call>',
-        '<tool_call>\n{\n  "name": "cd",\n  "arguments": {"folder": "a"}\n}\n</tool_call>', "text", "", None,
+        '<tool_call>\n{"name": "cd", "arguments": "{bad"}\n</tool_call>',
+        '<tool_call>\n{"name": "cd", "arguments": [1]}\n</tool_call>',
+        '<tool_call>\n{\n  "name": "cd",\n  "arguments": {"folder": "a"}\n}\n</tool_call>',
+        "text",
+        "",
+        None,
     ],
     "fenced_python": [
-        '```\n[{"name": "cd", "arguments": {"folder": "a"}}]\n```', "```\n[{'name': 'cd', 'arguments': {'folder': 'a'}}]\n```",
-        '```json\n[{"name": "cd", "arguments": {"folder": "a"}}]\n```', '```\n{"tool_calls": [{"name": "cd", "arguments": {}}]}\n```',
-        '```\n{"tool_calls": {"name": "cd", "arguments": {}}}\n```', '```\n["x", {"name": "cd"}]\n```',
-        '```\n[{"arguments": {"a": 1}}]\n```', '```\n[{"name": "cd", "arguments": "x"}]\n```', "text", "", None, "```\n5\n```",
-        '[{"name": "cd", "arguments": {"folder": "a"}}, {"name": "ls", "arguments": {"a": true}}]', "```\n[]\n```",
+        '```\n[{"name": "cd", "arguments": {"folder": "a"}}]\n```',
+        "```\n[{'name': 'cd', 'arguments': {'folder': 'a'}}]\n```",
+        '```json\n[{"name": "cd", "arguments": {"folder": "a"}}]\n```',
+        '```\n{"tool_calls": [{"name": "cd", "arguments": {}}]}\n```',
+        '```\n{"tool_calls": {"name": "cd", "arguments": {}}}\n```',
+        '```\n["x", {"name": "cd"}]\n```',
+        '```\n[{"arguments": {"a": 1}}]\n```',
+        '```\n[{"name": "cd", "arguments": "x"}]\n```',
+        "text",
+        "",
+        None,
+        "```\n5\n```",
+        '[{"name": "cd", "arguments": {"folder": "a"}}, {"name": "ls", "arguments": {"a": true}}]',
+        "```\n[]\n```",
     ],
     "prompt": [
-        "[cd(folder='a')]", "cd(folder='a')", "[cd(folder='a'), ls(a=True)]", "```\n[cd(folder='a')]\n```",
-        "```python\n[cd(folder='a')]\n```", "'[cd(folder=\"a\")]'", "[cd('a')]", "[cd(folder=a)]", "[f(x=+5)]", "[f(x=-5)]",
-        "[f(x=not True)]", "[f(x=~3)]", "[f(x=-'a')]", "[f(x=1+2)]", "[f(x=2**10)]", "[f(x=10/4)]", "[f(x=(1+2)*3.5)]",
-        "[f(x=-(1+2))]", "[f(x=1/0)]", "[f(x=True + 1)]", "[f(x=(-2) ** 0.5)]", "[f(x=7 // 2 % 3)]", "[f(x=1 << 3 | 1)]",
-        "[f(x=[1, 'a', None, True])]", "[f(x={'a': 1})]", "[f(x={})]", "[f(x={'a': {'b': 1}})]", "[f(x={'a': {}})]",
-        "[f(x={'a': {'b': 1}, 'c': 2})]", "[f(x=(1, 2))]", "[f(x={1, 2})]", "[f(x=g(1))]", "[f(x=g(y=1))]", "[f(x=a[0])]",
-        "[f(x=a.b)]", "[f(x=lambda: 1)]", "[f(x=...)]", "[f(x=1j)]", "[f(x=b'ab')]", "[a.b.c(x=1)]", "[a().b(x=1)]",
-        "[f(**{'x': 1})]", "[f(x=1, **k)]", "[f(x=1), 'text']", "[]", "", "text", "I will call cd(folder='a')",
-        "[f(x=1 if True else 2)]", "[f(x=f'{1}')]", "[f(x=1 < 2)]", "[f(x=-True)]", "[f(x=[a, b])]", "(f(x=1), g(y=2))",
-        "[f(x=-1.5e3)]", "[f(x={'k': [1, {'m': 2}]})]", "[f(x=1)][0]", None,
+        "[cd(folder='a')]",
+        "cd(folder='a')",
+        "[cd(folder='a'), ls(a=True)]",
+        "```\n[cd(folder='a')]\n```",
+        "```python\n[cd(folder='a')]\n```",
+        "'[cd(folder=\"a\")]'",
+        "[cd('a')]",
+        "[cd(folder=a)]",
+        "[f(x=+5)]",
+        "[f(x=-5)]",
+        "[f(x=not True)]",
+        "[f(x=~3)]",
+        "[f(x=-'a')]",
+        "[f(x=1+2)]",
+        "[f(x=2**10)]",
+        "[f(x=10/4)]",
+        "[f(x=(1+2)*3.5)]",
+        "[f(x=-(1+2))]",
+        "[f(x=1/0)]",
+        "[f(x=True + 1)]",
+        "[f(x=(-2) ** 0.5)]",
+        "[f(x=7 // 2 % 3)]",
+        "[f(x=1 << 3 | 1)]",
+        "[f(x=[1, 'a', None, True])]",
+        "[f(x={'a': 1})]",
+        "[f(x={})]",
+        "[f(x={'a': {'b': 1}})]",
+        "[f(x={'a': {}})]",
+        "[f(x={'a': {'b': 1}, 'c': 2})]",
+        "[f(x=(1, 2))]",
+        "[f(x={1, 2})]",
+        "[f(x=g(1))]",
+        "[f(x=g(y=1))]",
+        "[f(x=a[0])]",
+        "[f(x=a.b)]",
+        "[f(x=lambda: 1)]",
+        "[f(x=...)]",
+        "[f(x=1j)]",
+        "[f(x=b'ab')]",
+        "[a.b.c(x=1)]",
+        "[a().b(x=1)]",
+        "[f(**{'x': 1})]",
+        "[f(x=1, **k)]",
+        "[f(x=1), 'text']",
+        "[]",
+        "",
+        "text",
+        "I will call cd(folder='a')",
+        "[f(x=1 if True else 2)]",
+        "[f(x=f'{1}')]",
+        "[f(x=1 < 2)]",
+        "[f(x=-True)]",
+        "[f(x=[a, b])]",
+        "(f(x=1), g(y=2))",
+        "[f(x=-1.5e3)]",
+        "[f(x={'k': [1, {'m': 2}]})]",
+        "[f(x=1)][0]",
+        None,
     ],
 }
 #: Steps where BFCL ``eval``s a non-numeric binary operation and we refuse (documented).
@@ -168,12 +276,16 @@ def oracle_main(spec_path: str, out_dir: str) -> None:
         for item in run["files"]:
             test_category = f"multi_turn_{item['category']}"
             model_result = namespace["load_file"](item["path"], sort_by_id=True)
-            prompt = namespace["load_dataset_entry"](test_category, include_prereq=False, include_language_specific_hint=False)
+            prompt = namespace["load_dataset_entry"](
+                test_category, include_prereq=False, include_language_specific_hint=False
+            )
             possible_answer = namespace["load_ground_truth_entry"](test_category)
             prompt, possible_answer = namespace["_subset_entries_by_model_ids"](
                 model_result, prompt, possible_answer, allow_missing=True
             )
-            namespace["multi_turn_runner"](handler, model_result, prompt, possible_answer, model_name, test_category, score_dir)
+            namespace["multi_turn_runner"](
+                handler, model_result, prompt, possible_answer, model_name, test_category, score_dir
+            )
     decodes = []
     for layout, step in spec["steps"]:
         try:
@@ -230,14 +342,29 @@ def oracle(plans, tmp_path_factory):
     (work / "bfcl_root").mkdir()
     proc = subprocess.run(
         [sys.executable, __file__, str(work / "spec.json"), str(work / "out")],
-        capture_output=True, text=True, env=env, timeout=300, cwd=tempfile.gettempdir(),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=tempfile.gettempdir(),
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     verdicts: dict[str, dict[str, tuple[bool, str | None]]] = {}
     for layout, plan in plans.items():
         per_case = {}
         for f in plan.files:
-            lines = (work / "out" / "score" / f"oracle_{layout}" / "multi_turn" / f"BFCL_v4_multi_turn_{f.category}_score.json").read_text().splitlines()
+            lines = (
+                (
+                    work
+                    / "out"
+                    / "score"
+                    / f"oracle_{layout}"
+                    / "multi_turn"
+                    / f"BFCL_v4_multi_turn_{f.category}_score.json"
+                )
+                .read_text()
+                .splitlines()
+            )
             header = json.loads(lines[0])
             failed = {row["id"]: row["error"]["error_type"] for row in map(json.loads, lines[1:])}
             assert header["total_count"] == len(f.entries)

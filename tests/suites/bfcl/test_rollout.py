@@ -1,7 +1,6 @@
 """BFCL's loop semantics: step cap and force-termination, error rows and their retry."""
 
 import asyncio
-import json
 
 import pytest
 
@@ -10,9 +9,9 @@ from tooldiag.models.base import ModelBackend
 from tooldiag.models.registry import provider
 from tooldiag.store import RunStore
 from tooldiag.suites.bfcl.data import case_by_id
+from tooldiag.suites.bfcl.policies import OraclePolicy
 from tooldiag.suites.bfcl.rollout import run_rollout
 from tooldiag.suites.bfcl.runner import grade_trajectory, run_bfcl
-from tooldiag.suites.bfcl.policies import OraclePolicy
 from tooldiag.trajectory import Emission, GenerationConfig, ToolCall
 
 

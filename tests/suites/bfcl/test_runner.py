@@ -1,6 +1,5 @@
 """Runs through the reference policies: known answers, resume, kill -9."""
 
-import json
 import os
 import signal
 import sqlite3
@@ -8,8 +7,6 @@ import subprocess
 import sys
 import textwrap
 import time
-
-import pytest
 
 from tooldiag.store import RunStore
 from tooldiag.suites.bfcl.runner import run_bfcl
@@ -88,7 +85,9 @@ def _rows(db):
 def test_kill_9_midway_then_resume_loses_and_duplicates_nothing(tmp_path):
     run_dir = tmp_path / "killed"
     db = run_dir / "run.sqlite"
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_RUN, str(run_dir)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_RUN, str(run_dir)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     deadline = time.time() + 60
     count = 0
     while time.time() < deadline:
@@ -110,6 +109,6 @@ def test_kill_9_midway_then_resume_loses_and_duplicates_nothing(tmp_path):
     assert len(rows) == 60 and len({r[0] for r in rows}) == 60
     assert all(r[1] == "done" and r[2] == 1 for r in rows)
     # the grades equal a clean, uninterrupted run
-    clean = run_bfcl("ref/oracle", tmp_path / "clean", categories=["base", "miss_func"], limit=30)
+    run_bfcl("ref/oracle", tmp_path / "clean", categories=["base", "miss_func"], limit=30)
     assert [r[:4] for r in rows] == _rows(tmp_path / "clean" / "run.sqlite")
 

@@ -25,10 +25,14 @@ DAGS = ["linear", "fan_in", "diamond"]
 
 
 def frame_from(rows):
-    return pd.DataFrame(rows, columns=["judge", "generator", "difficulty", "condition", "record_id", "dag_type", *P_COLS, *L_COLS])
+    return pd.DataFrame(
+        rows, columns=["judge", "generator", "difficulty", "condition", "record_id", "dag_type", *P_COLS, *L_COLS]
+    )
 
 
-def synthetic(seed=0, n_records=30, judges=("J1", "J2", "J3"), generators=("G1", "G2"), conditions=("with_gt", "without_gt")):
+def synthetic(
+    seed=0, n_records=30, judges=("J1", "J2", "J3"), generators=("G1", "G2"), conditions=("with_gt", "without_gt")
+):
     rng = np.random.default_rng(seed)
     rows = []
     for g in generators:
@@ -46,7 +50,9 @@ def data_of(frame, predictions=None, judgements=None):
     if predictions is None:
         predictions = frame[["generator", "record_id", "difficulty", "dag_type"]].drop_duplicates().assign(status="ok")
     if judgements is None:
-        judgements = frame[["judge", "generator", "record_id", "difficulty", "condition"]].assign(status="ok", missing=0)
+        judgements = frame[["judge", "generator", "record_id", "difficulty", "condition"]].assign(
+            status="ok", missing=0
+        )
     return EvaluationData(frame=frame, predictions=predictions, judgements=judgements)
 
 
@@ -63,7 +69,15 @@ def test_cells_table2_and_lift_by_hand():
     assert set(cells["alignment"][cells["condition"] == "with_gt"]) == {100.0}
     assert np.allclose(cells["alignment"][cells["condition"] == "without_gt"], 87.5)  # 1 - 0.5/4
     t2 = report.tables["table2"]
-    assert list(t2.columns) == ["generator", "judge", "with_gt:easy", "with_gt:hard", "without_gt:easy", "without_gt:hard", "gt_lift"]
+    assert list(t2.columns) == [
+        "generator",
+        "judge",
+        "with_gt:easy",
+        "with_gt:hard",
+        "without_gt:easy",
+        "without_gt:hard",
+        "gt_lift",
+    ]
     assert t2["gt_lift"].iloc[0] == pytest.approx(12.5)
     lift = report.tables["contrasts"]
     row = lift[lift["contrast"] == "gt_lift"].iloc[0]
@@ -135,7 +149,9 @@ def test_inter_judge_kappa_matches_sklearn_on_pooled_bins():
     matrices = report.extras["confusion_matrices"]["matrices"]
     assert np.sum(matrices["with_gt|J1|J2"]) == len(a)
     confusion = report.tables["confusion"]
-    pair = confusion[(confusion["condition"] == "with_gt") & (confusion["judge_a"] == "J1") & (confusion["judge_b"] == "J2")]
+    pair = confusion[
+        (confusion["condition"] == "with_gt") & (confusion["judge_a"] == "J1") & (confusion["judge_b"] == "J2")
+    ]
     assert pair.filter(regex=r"^a.*_b").to_numpy().sum() == len(a)
     assert pair["a0.5_b1"].item() == int(np.sum((a == 1) & (b == 2)))
 
@@ -148,7 +164,8 @@ def test_binary_collapse_jury_and_reweighting_by_hand():
         rows.append(["exact", "G1", "easy", "with_gt", f"r{r}", DAGS[r % 3], *p, *p])
     report = analyze(data_of(frame_from(rows)), FAST)
     binary = report.tables["binary_collapse"].set_index("judge")
-    # half: |p - 0.5| = (0.1667, 0.5, 0.1667, 0.5) -> 66.67; collapsed to (0, 1, 1, 0) -> (0.3333, 0, 0.3333, 0) -> 83.33
+    # half: |p - 0.5| = (0.1667, 0.5, 0.1667, 0.5) -> 66.67;
+    # collapsed to (0, 1, 1, 0) -> (0.3333, 0, 0.3333, 0) -> 83.33
     assert binary.loc["half", "standard"] == pytest.approx(100 * (1 - (0.1667 + 0.5 + 0.1667 + 0.5) / 4), abs=1e-9)
     assert binary.loc["half", "binary"] == pytest.approx(100 * (1 - (0.3333 + 0 + 0.3333 + 0) / 4), abs=1e-9)
     assert binary.loc["half", "middle_verdict_pct"] == 100.0

@@ -13,8 +13,36 @@ from tooldiag.cli.main import main
 
 def test_predict_judge_analyze(tmp_path, capsys):
     run = str(tmp_path / "run")
-    main(["judgebench", "predict", "-g", "ref/jb-perturb", "--run-dir", run, "--limit", "12", "--difficulties", "easy,hard", "-q"])
-    main(["judgebench", "judge", "-j", "ref/jb-exact", "-j", "ref/jb-anchored", "--run-dir", run, "-q", "--conditions", "with_gt,without_gt,corrupted_gt"])
+    main(
+        [
+            "judgebench",
+            "predict",
+            "-g",
+            "ref/jb-perturb",
+            "--run-dir",
+            run,
+            "--limit",
+            "12",
+            "--difficulties",
+            "easy,hard",
+            "-q",
+        ]
+    )
+    main(
+        [
+            "judgebench",
+            "judge",
+            "-j",
+            "ref/jb-exact",
+            "-j",
+            "ref/jb-anchored",
+            "--run-dir",
+            run,
+            "-q",
+            "--conditions",
+            "with_gt,without_gt,corrupted_gt",
+        ]
+    )
     capsys.readouterr()
     main(["judgebench", "analyze", "--run-dir", run, "--resamples", "200"])
     out = capsys.readouterr().out
@@ -33,7 +61,22 @@ def test_analyze_with_the_schema_aware_scorer(tmp_path, capsys):
     run = str(tmp_path / "run")
     main(["judgebench", "predict", "-g", "ref/jb-sloppy", "--run-dir", run, "--limit", "8", "-q"])
     main(["judgebench", "judge", "-j", "ref/jb-exact", "--run-dir", run, "-q", "--conditions", "with_gt"])
-    main(["judgebench", "analyze", "--run-dir", run, "--resamples", "50", "--scorer", "schema_aware", "--formats", "json", "--out", str(tmp_path / "sa")])
+    main(
+        [
+            "judgebench",
+            "analyze",
+            "--run-dir",
+            run,
+            "--resamples",
+            "50",
+            "--scorer",
+            "schema_aware",
+            "--formats",
+            "json",
+            "--out",
+            str(tmp_path / "sa"),
+        ]
+    )
     payload = json.loads((tmp_path / "sa" / "report.json").read_text())
     assert payload["extras"]["scorer"] == "schema_aware"
     assert not (tmp_path / "sa" / "report.md").exists()
@@ -47,15 +90,32 @@ def test_records_command(capsys):
 
 def test_score_plan_file_and_stdin(tmp_path, capsys):
     lines = [
-        {"id": "w", "expected": [{"name": "A", "arguments": {"x": 1}}, {"name": "B", "arguments": {}}, {"name": "C", "arguments": {"y": 1}}],
-         "predicted": [{"function": {"name": "A", "arguments": '{"x": 2}'}}, {"function": {"name": "C", "arguments": {"y": 1, "z": 2}}}, {"name": "D", "arguments": {}}]},
+        {
+            "id": "w",
+            "expected": [
+                {"name": "A", "arguments": {"x": 1}},
+                {"name": "B", "arguments": {}},
+                {"name": "C", "arguments": {"y": 1}},
+            ],
+            "predicted": [
+                {"function": {"name": "A", "arguments": '{"x": 2}'}},
+                {"function": {"name": "C", "arguments": {"y": 1, "z": 2}}},
+                {"name": "D", "arguments": {}},
+            ],
+        },
         {"expected": [], "predicted": []},
     ]
     path = tmp_path / "plans.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     main(["score-plan", str(path)])
     out = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
-    assert out[0] == {"id": "w", "tool_selection": 0.3333, "parameter_structure": 0.5, "sequence": 0.3333, "coverage": 0.6667}
+    assert out[0] == {
+        "id": "w",
+        "tool_selection": 0.3333,
+        "parameter_structure": 0.5,
+        "sequence": 0.3333,
+        "coverage": 0.6667,
+    }
     assert out[1] == {"tool_selection": 1.0, "parameter_structure": 1.0, "sequence": 1.0, "coverage": 1.0}
     proc = subprocess.run(
         [sys.executable, "-m", "tooldiag", "score-plan", "-"], input=path.read_text(), capture_output=True, text=True
@@ -76,18 +136,42 @@ def test_score_plan_file_and_stdin(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("args", "content", "message"),
     [
-        (["score-plan", "{d}/in.jsonl"], '{"expected": []}\n', "lacks \"expected\" or \"predicted\""),
+        (["score-plan", "{d}/in.jsonl"], '{"expected": []}\n', 'lacks "expected" or "predicted"'),
         (["score-plan", "{d}/in.jsonl"], "not json\n", "in.jsonl:1 is not valid JSON"),
-        (["score-plan", "{d}/in.jsonl"], '{"expected": [], "predicted": [{"arguments": {}}]}\n', "in.jsonl:1: tool call without a name"),
-        (["score-plan", "{d}/in.jsonl", "--schema-aware"], '{"expected": [], "predicted": []}\n', "no \"tools\" list"),
+        (
+            ["score-plan", "{d}/in.jsonl"],
+            '{"expected": [], "predicted": [{"arguments": {}}]}\n',
+            "in.jsonl:1: tool call without a name",
+        ),
+        (["score-plan", "{d}/in.jsonl", "--schema-aware"], '{"expected": [], "predicted": []}\n', 'no "tools" list'),
         (["score-plan", "{d}/missing.jsonl"], None, "is not a file"),
-        (["judgebench", "predict", "-g", "ref/jb-oracle", "--run-dir", "{d}/r", "--records", "{d}/nope.jsonl"], None, "does not exist"),
-        (["judgebench", "predict", "-g", "ref/jb-oracle", "--run-dir", "{d}/r", "--difficulties", "easy,extreme"], None, "unknown difficulty"),
+        (
+            ["judgebench", "predict", "-g", "ref/jb-oracle", "--run-dir", "{d}/r", "--records", "{d}/nope.jsonl"],
+            None,
+            "does not exist",
+        ),
+        (
+            ["judgebench", "predict", "-g", "ref/jb-oracle", "--run-dir", "{d}/r", "--difficulties", "easy,extreme"],
+            None,
+            "unknown difficulty",
+        ),
         (["judgebench", "predict", "-g", "nonsense", "--run-dir", "{d}/r"], None, "has no provider"),
-        (["judgebench", "predict", "-g", "ref/jb-oracle", "--run-dir", "{d}/r", "--thinking", "maybe"], None, "--thinking must be on or off"),
-        (["judgebench", "predict", "-g", "ref/jb-oracle", "--run-dir", "{d}/r", "--temperature", "warm"], None, "--temperature must be a number"),
+        (
+            ["judgebench", "predict", "-g", "ref/jb-oracle", "--run-dir", "{d}/r", "--thinking", "maybe"],
+            None,
+            "--thinking must be on or off",
+        ),
+        (
+            ["judgebench", "predict", "-g", "ref/jb-oracle", "--run-dir", "{d}/r", "--temperature", "warm"],
+            None,
+            "--temperature must be a number",
+        ),
         (["judgebench", "judge", "-j", "ref/jb-exact", "--run-dir", "{d}/none"], None, "holds no judgebench run"),
-        (["judgebench", "judge", "-j", "ref/jb-exact", "--run-dir", "{d}/none", "--conditions", "gt"], None, "unknown judge condition"),
+        (
+            ["judgebench", "judge", "-j", "ref/jb-exact", "--run-dir", "{d}/none", "--conditions", "gt"],
+            None,
+            "unknown judge condition",
+        ),
         (["judgebench", "analyze", "--run-dir", "{d}/none"], None, "holds no judgebench run"),
         (["judgebench", "analyze", "--run-dir", "{d}/none", "--scorer", "lenient"], None, "--scorer must be"),
     ],

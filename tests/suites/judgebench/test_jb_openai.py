@@ -37,8 +37,15 @@ def test_generator_and_judge_over_http(tmp_path):
         judge_calls["n"] += 1
         if judge_calls["n"] % 5 == 1:  # every fifth reply is prose: the runner must retry it
             return Reply.say("The plan looks structurally sound overall.")
-        verdict = {k: {"accuracy": 1.0, "justification": "ok"} for k in (
-            "tool_selection_accuracy", "parameter_structure_accuracy", "sequence_accuracy", "query_coverage_accuracy")}
+        verdict = {
+            k: {"accuracy": 1.0, "justification": "ok"}
+            for k in (
+                "tool_selection_accuracy",
+                "parameter_structure_accuracy",
+                "sequence_accuracy",
+                "query_coverage_accuracy",
+            )
+        }
         return Reply.say("<think>check each call</think>```json\n" + json.dumps(verdict) + "\n```")
 
     with FakeOpenAIServer(responder=responder) as server:
@@ -46,15 +53,23 @@ def test_generator_and_judge_over_http(tmp_path):
         with JudgeBenchStore(tmp_path / "run") as store:
             summary = asyncio.run(
                 predict(
-                    store, records, "openai/fake-gen", resolve_model("openai/fake-gen", options),
-                    difficulties=["easy", "hard"], config=generation_config(0.0, False),
+                    store,
+                    records,
+                    "openai/fake-gen",
+                    resolve_model("openai/fake-gen", options),
+                    difficulties=["easy", "hard"],
+                    config=generation_config(0.0, False),
                 )
             )
             assert summary.statuses["ok"] == 6
             judged = asyncio.run(
                 judge_predictions(
-                    store, "openai/fake-judge", resolve_model("openai/fake-judge", options),
-                    conditions=["with_gt", "without_gt"], config=generation_config(0.15, None), concurrency=1,
+                    store,
+                    "openai/fake-judge",
+                    resolve_model("openai/fake-judge", options),
+                    conditions=["with_gt", "without_gt"],
+                    config=generation_config(0.15, None),
+                    concurrency=1,
                 )
             )
             assert judged.statuses[("with_gt", "ok")] == 6 and judged.statuses[("without_gt", "ok")] == 6
@@ -72,7 +87,9 @@ def test_generator_and_judge_over_http(tmp_path):
     assert all(t["function"]["parameters"]["type"] == "object" for t in first["tools"])
     assert all(b["temperature"] == 0.15 and "chat_template_kwargs" not in b for b in judge_requests)
     with_gt = [b["messages"][0]["content"] for b in judge_requests if "REFERENCE PLAN" in b["messages"][0]["content"]]
-    without = [b["messages"][0]["content"] for b in judge_requests if "REFERENCE PLAN" not in b["messages"][0]["content"]]
+    without = [
+        b["messages"][0]["content"] for b in judge_requests if "REFERENCE PLAN" not in b["messages"][0]["content"]
+    ]
     assert with_gt and without
     assert '"tool_calls"' in with_gt[0] and "step1" in with_gt[0]  # the reference conversation is shown
     assert all("step1" not in text for text in without)

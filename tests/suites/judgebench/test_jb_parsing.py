@@ -29,7 +29,7 @@ VALUES = {"tool_selection": 1.0, "parameter_structure": 0.5, "sequence": 0.0, "c
     [
         json.dumps(VERDICT),
         "```json\n" + json.dumps(VERDICT, indent=2) + "\n```",
-        "<think>Let me weigh {the calls}. Maybe {\"x\": 1}.</think>\n" + json.dumps(VERDICT),
+        '<think>Let me weigh {the calls}. Maybe {"x": 1}.</think>\n' + json.dumps(VERDICT),
         "reasoning without an opening tag</think>" + json.dumps(VERDICT),
         "Here is my verdict:\n" + json.dumps(VERDICT) + "\nI hope this helps {really}.",
         "```\n" + json.dumps(VERDICT) + "\n```\nSecond thoughts: " + json.dumps({"tool_selection_accuracy": 0}),
@@ -62,7 +62,14 @@ def test_values_that_are_not_scores_count_as_missing(bad):
 
 @pytest.mark.parametrize(
     "text",
-    [None, "", "I think the plan is good.", "```json\n{\"tool_selection_accuracy\": \n```", json.dumps({"score": 1}), "[1, 2]"],
+    [
+        None,
+        "",
+        "I think the plan is good.",
+        '```json\n{"tool_selection_accuracy": \n```',
+        json.dumps({"score": 1}),
+        "[1, 2]",
+    ],
 )
 def test_unparseable_replies_give_none(text):
     assert parse_judge_reply(text) is None

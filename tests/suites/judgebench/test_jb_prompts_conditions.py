@@ -83,7 +83,7 @@ def test_derangement_within_dag_type():
     groups = {"linear": [f"l{i}" for i in range(7)], "fan_in": ["f1", "f2"], "diamond": ["d1"]}
     mapping = derangement_map(groups, seed=42)
     assert mapping == derangement_map(groups, seed=42)  # seeded
-    for dag, ids in groups.items():
+    for ids in groups.values():
         targets = [mapping[i] for i in ids]
         assert sorted(targets) == sorted(ids)  # a permutation within the group
         if len(ids) > 1:

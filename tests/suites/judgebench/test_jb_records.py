@@ -51,7 +51,10 @@ def test_expected_calls_follow_the_released_flattening():
             [
                 {"role": "assistant", "tool_calls": json.dumps([{"function": {"name": "a", "arguments": {"x": 1}}}])},
                 {"role": "tool", "content": "{}", "tool_call_id": "step1", "name": "a"},
-                {"role": "assistant", "tool_calls": [{"function": {"name": "b", "arguments": '{"y": 2}'}}, {"name": "c"}]},
+                {
+                    "role": "assistant",
+                    "tool_calls": [{"function": {"name": "b", "arguments": '{"y": 2}'}}, {"name": "c"}],
+                },
                 {"role": "assistant", "content": "done"},
             ]
         ),
@@ -93,7 +96,9 @@ def test_per_difficulty_rows_are_merged(tmp_path):
     rows = []
     for difficulty, text in zip(DIFFICULTIES, ("easy q", "medium q", "hard q"), strict=True):
         row = {k: base[k] for k in ("id", "dag_type", "system_prompt", "available_tools", "expected_responses")}
-        rows.append({**row, "user_message": text, "difficulty": difficulty, "expected_tool_calls": base["expected_tool_calls"]})
+        rows.append(
+            {**row, "user_message": text, "difficulty": difficulty, "expected_tool_calls": base["expected_tool_calls"]}
+        )
     path = tmp_path / "per_difficulty.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
     (record,) = load_records(path)
@@ -107,13 +112,15 @@ def test_per_difficulty_rows_are_merged(tmp_path):
         ("", "holds no records"),
         ('{"id": "a", "dag_type": "linear"}\n', "is invalid at user_message"),
         (
-            '{"id": "a", "dag_type": "linear", "user_message": "q"}\n{"id": "a", "dag_type": "linear", "user_message": "q"}\n',
+            '{"id": "a", "dag_type": "linear", "user_message": "q"}\n{"id": "a", "dag_type": "linear", '
+            '"user_message": "q"}\n',
             "duplicate record id",
         ),
         ('{"id": "a", "dag_type": "linear", "user_message": "q", "available_tools": "[oops"}\n', "not valid JSON"),
         ('{"id": "a", "dag_type": "linear", "user_message": "q", "difficulty": "extreme"}\n', "difficulty"),
         (
-            '{"id": "a", "dag_type": "linear", "user_message": "q", "available_tools": [{"function": {"description": "d"}}]}\n',
+            '{"id": "a", "dag_type": "linear", "user_message": "q", "available_tools": [{"function": '
+            '{"description": "d"}}]}\n',
             "tool 0 has no name",
         ),
         (

@@ -56,7 +56,11 @@ def test_oracle_plans_every_unit_and_perturbations_grow_with_difficulty(study):
     oracle = frame[frame["generator"] == "ref/jb-oracle"]
     assert (oracle[["p_tool_selection", "p_parameter_structure", "p_sequence", "p_coverage"]] == 1).all().all()
     sloppy = frame[frame["generator"] == "ref/jb-sloppy"]
-    means = sloppy.groupby("difficulty")[["p_tool_selection", "p_parameter_structure", "p_sequence", "p_coverage"]].mean().mean(axis=1)
+    means = (
+        sloppy.groupby("difficulty")[["p_tool_selection", "p_parameter_structure", "p_sequence", "p_coverage"]]
+        .mean()
+        .mean(axis=1)
+    )
     assert means["easy"] > means["medium"] > means["hard"]
 
 
@@ -88,7 +92,9 @@ def test_known_judges_give_known_alignments(study):
     lenient = (frame["judge"] == "ref/jb-lenient").to_numpy()
     assert (ell[lenient] == 1.0).all()
     anchored = frame["judge"] == "ref/jb-anchored"
-    by_condition = frame[anchored].assign(mean_l=ell[anchored.to_numpy()].mean(axis=1)).groupby("condition")["mean_l"].mean()
+    by_condition = (
+        frame[anchored].assign(mean_l=ell[anchored.to_numpy()].mean(axis=1)).groupby("condition")["mean_l"].mean()
+    )
     assert by_condition["without_gt"] == 1.0  # no reference to anchor to: defaults to 1.0
     assert by_condition["corrupted_gt"] < by_condition["with_gt"]  # anchors to the wrong reference
     assert len(frame) == 3 * 3 * len(study.predictions(status="ok"))
@@ -244,7 +250,19 @@ def test_killed_judge_run_resumes_without_loss_or_duplicates(tmp_path, records):
         expected_units = 2 * len(store.predictions(status="ok"))
     script = tmp_path / "slow_judge.py"
     script.write_text(SLOW_JUDGE)
-    args = [sys.executable, str(script), "judgebench", "judge", "--judge", "slow/exact", "--run-dir", str(run_dir), "-q", "-c", "2"]
+    args = [
+        sys.executable,
+        str(script),
+        "judgebench",
+        "judge",
+        "--judge",
+        "slow/exact",
+        "--run-dir",
+        str(run_dir),
+        "-q",
+        "-c",
+        "2",
+    ]
     env = {**os.environ, "TOOLDIAG_CACHE_DIR": str(tmp_path / "cache")}
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.time() + 60
@@ -262,7 +280,8 @@ def test_killed_judge_run_resumes_without_loss_or_duplicates(tmp_path, records):
     assert finished.returncode == 0, finished.stderr
     with JudgeBenchStore(run_dir, create=False) as store:
         rows = store.db.execute(
-            "SELECT COUNT(*), COUNT(DISTINCT judge || generator || record_id || difficulty || condition) FROM judgements"
+            "SELECT COUNT(*), COUNT(DISTINCT judge || generator || record_id || difficulty || condition) FROM "
+            "judgements"
         ).fetchone()
         statuses = {s for (s,) in store.db.execute("SELECT DISTINCT status FROM judgements")}
     assert rows == (expected_units, expected_units)

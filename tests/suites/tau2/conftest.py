@@ -23,5 +23,7 @@ def shared_result_files() -> list[Path]:
 def real_files() -> list[Path]:
     files = shared_result_files()
     if not files:
-        pytest.skip(f"real tau2 result files not found at {SHARED_RESULTS} (the shared folder must sit beside the repository)")
+        pytest.skip(
+            f"real tau2 result files not found at {SHARED_RESULTS} (the shared folder must sit beside the repository)"
+        )
     return files

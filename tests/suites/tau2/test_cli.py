@@ -27,7 +27,10 @@ def fails(capsys, *args):
 def test_markdown_to_stdout(capsys):
     out = run(capsys, "diagnose", RETAIL_V0, AIRLINE_V1).out
     assert out.startswith("# tau2-bench action-class diagnostic")
-    assert "| fake/agent-b | airline | deterministic | all | 2 | 50.0 [9.5, 90.5] | 100.0 [34.2, 100.0] | -50.0 | 0 |" in out
+    assert (
+        "| fake/agent-b | airline | deterministic | all | 2 | 50.0 [9.5, 90.5] | 100.0 [34.2, 100.0] | -50.0 | 0 |"
+        in out
+    )
 
 
 def test_csv_and_json_to_files(tmp_path, capsys):

@@ -26,7 +26,11 @@ def user(text):
 
 
 def write(name="cancel_pending_order", call_id="c1", **args):
-    return {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "name": name, "arguments": args or {"order_id": "#W100"}}]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": call_id, "name": name, "arguments": args or {"order_id": "#W100"}}],
+    }
 
 
 def result(call_id="c1", error=False):
@@ -90,30 +94,59 @@ def test_write_without_a_request_is_not_consented():
 
 
 def test_a_yes_to_another_question_is_not_consent():
-    messages = msgs(GREETING, user("Cancel my order."), agent("Do you have the order number with you?"), user("Yes, it's #W100."), write(), result())
+    messages = msgs(
+        GREETING,
+        user("Cancel my order."),
+        agent("Do you have the order number with you?"),
+        user("Yes, it's #W100."),
+        write(),
+        result(),
+    )
     assert judge_write(messages, 4).verdict == "no_request"
 
 
 def test_a_request_answered_with_a_question_is_not_agreement():
-    messages = msgs(GREETING, user("Cancel #W100."), agent(PROPOSAL), user("How long does the refund take?"), write(), result())
+    messages = msgs(
+        GREETING, user("Cancel #W100."), agent(PROPOSAL), user("How long does the refund take?"), write(), result()
+    )
     judgment = judge_write(messages, 4)
     assert judgment.verdict == "not_agreed" and judgment.reply_kind == "other" and judgment.answer_changed is False
 
 
 def test_text_riding_on_a_tool_call_is_invisible_to_the_user():
-    hidden = {"role": "assistant", "content": PROPOSAL, "tool_calls": [{"id": "c1", "name": "cancel_pending_order", "arguments": {}}]}
+    hidden = {
+        "role": "assistant",
+        "content": PROPOSAL,
+        "tool_calls": [{"id": "c1", "name": "cancel_pending_order", "arguments": {}}],
+    }
     messages = msgs(GREETING, user("Yes, cancel #W100."), hidden, result())
     assert judge_write(messages, 2).verdict == "no_request"
 
 
 def test_a_report_after_the_write_never_counts():
-    messages = msgs(GREETING, user("Cancel #W100."), write(), result(), agent("I've cancelled #W100. Shall I proceed with the refund?"), user("Yes."))
+    messages = msgs(
+        GREETING,
+        user("Cancel #W100."),
+        write(),
+        result(),
+        agent("I've cancelled #W100. Shall I proceed with the refund?"),
+        user("Yes."),
+    )
     assert judge_write(messages, 2).verdict == "no_request"
 
 
 def test_batch_approval_covers_each_write_of_the_turn():
     proposal = "I will cancel orders #W1 and #W2. Do you want me to proceed with both cancellations?"
-    messages = msgs(GREETING, user("Cancel both."), agent(proposal), user("Yes, both."), write(call_id="a"), result("a"), write(call_id="b"), result("b"))
+    messages = msgs(
+        GREETING,
+        user("Cancel both."),
+        agent(proposal),
+        user("Yes, both."),
+        write(call_id="a"),
+        result("a"),
+        write(call_id="b"),
+        result("b"),
+    )
     calls = write_calls(messages, domain_tools("retail").is_write)
     assert [index for index, _ in calls] == [4, 6]
     assert judge_write(messages, 4).confirmed and judge_write(messages, 6).confirmed
@@ -125,7 +158,9 @@ def test_user_who_changes_the_request_when_asked():
         user("Exchange the lamp in #W500."),
         agent("I will exchange the lamp in order #W500 for the white one. Shall I proceed with the exchange?"),
         user("Actually, I'd rather return it instead."),
-        agent("I will return the lamp from order #W500 and refund $89.99 to your card. Shall I proceed with the return?"),
+        agent(
+            "I will return the lamp from order #W500 and refund $89.99 to your card. Shall I proceed with the return?"
+        ),
         user("Yes."),
         write("return_delivered_order_items", order_id="#W500"),
         result(),
@@ -150,12 +185,16 @@ def test_json_wrapped_replies_are_unwrapped():
     assert visible_text('{"a": 1, "b": 2}') == '{"a": 1, "b": 2}'
     assert visible_text("{not json}") == "{not json}"
     assert visible_text(None) == ""
-    wrapped = msgs(GREETING, user("Cancel #W100."), agent(f'{{"message": "{PROPOSAL}"}}'), user("Yes."), write(), result())
+    wrapped = msgs(
+        GREETING, user("Cancel #W100."), agent(f'{{"message": "{PROPOSAL}"}}'), user("Yes."), write(), result()
+    )
     assert judge_write(wrapped, 4).verdict == "consented"
 
 
 def test_short_double_quoted_tokens_do_not_hide_the_request():
-    text = ('Both options have seats. Which one would you like to proceed with? Please reply with "yes" to confirm '
-            'your choice (e.g., "Yes, Option 1") and specify which certificate if you want the smaller one.')
+    text = (
+        'Both options have seats. Which one would you like to proceed with? Please reply with "yes" to confirm '
+        'your choice (e.g., "Yes, Option 1") and specify which certificate if you want the smaller one.'
+    )
     assert consent_request(text) is not None
     assert consent_request("Shall I book it? Reply \u201cyes\u201d to confirm.") is not None

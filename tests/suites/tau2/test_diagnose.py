@@ -55,14 +55,26 @@ def test_table2_on_the_fixtures(fixture_report):
 
 def test_task_class_counts_of_the_fixtures(fixture_report):
     retail, airline = fixture_report.task_classes
-    assert retail.counts == {"tasks": 4, "tool_call": 3, "ask": 2, "refuse": 1, "write": 2, "read_only": 1, "empty": 1, "transfer": 1}
+    assert retail.counts == {
+        "tasks": 4,
+        "tool_call": 3,
+        "ask": 2,
+        "refuse": 1,
+        "write": 2,
+        "read_only": 1,
+        "empty": 1,
+        "transfer": 1,
+    }
     assert retail.ids["ask"] == ["5", "24"] and retail.ids["transfer"] == ["10"]
     assert airline.counts["empty"] == 2 and airline.ids["empty"] == ["0", "10"]
 
 
 def test_table3_and_events_on_the_fixtures(fixture_report):
     report = fixture_report
-    events = [(e.domain, e.task_id, e.trial, e.tool, e.deterministic.verdict, e.deterministic.answer_changed, e.passed) for e in report.events]
+    events = [
+        (e.domain, e.task_id, e.trial, e.tool, e.deterministic.verdict, e.deterministic.answer_changed, e.passed)
+        for e in report.events
+    ]
     assert events == [
         ("retail", "1", 0, "cancel_pending_order", "consented", False, True),  # after an explicit "yes"
         ("retail", "5", 0, "return_delivered_order_items", "consented", True, True),  # user changed exchange -> return
@@ -87,10 +99,21 @@ def test_real_shared_files_every_write_event_has_a_verdict_and_its_message(real_
     report = diagnose(real_files)
     assert [i.n_simulations for i in report.inputs] == [4, 4]
     assert all(i.domain == "airline-relaxed" and i.layout == "json" and not i.oracle for i in report.inputs)
-    assert all(i.policy_confirmation_rule and "explicit user confirmation" in i.policy_confirmation_rule for i in report.inputs)
+    assert all(
+        i.policy_confirmation_rule and "explicit user confirmation" in i.policy_confirmation_rule for i in report.inputs
+    )
     # One task (8) in each file: a booking, so tool_call-required and in the write split.
     for summary in report.task_classes:
-        assert summary.counts == {"tasks": 1, "tool_call": 1, "ask": 0, "refuse": 0, "write": 1, "read_only": 0, "empty": 0, "transfer": 0}
+        assert summary.counts == {
+            "tasks": 1,
+            "tool_call": 1,
+            "ask": 0,
+            "refuse": 0,
+            "write": 1,
+            "read_only": 0,
+            "empty": 0,
+            "transfer": 0,
+        }
         assert summary.ask_scan_candidates == {"8": ["if the agent asks"]}
     # Writes (book_reservation) found by walking every trajectory: grok-3-mini writes in trials 3 and 1
     # (trial 1's write fails: not enough seats), grok-4-fast in all four trials.
@@ -121,7 +144,10 @@ def test_real_shared_files_every_write_event_has_a_verdict_and_its_message(real_
     assert [e.deterministic.answer_changed for e in grok4] == [True, True, True, True]
     rows = {(r.agent_model, r.subset): r for r in report.table3 if r.judge == "deterministic"}
     assert rows[("xai/grok-3-mini", "all")].n_events == 2 and rows[("xai/grok-3-mini", "all")].acc.count == 0
-    assert rows[("xai/grok-4-fast-reasoning", "all")].n_events == 4 and rows[("xai/grok-4-fast-reasoning", "all")].acc.count == 3
+    assert (
+        rows[("xai/grok-4-fast-reasoning", "all")].n_events == 4
+        and rows[("xai/grok-4-fast-reasoning", "all")].acc.count == 3
+    )
     assert rows[("xai/grok-4-fast-reasoning", "answer_changed")].n_events == 4
     # Table 2: grok-4-fast passes 3 of 4 trials (pass^k as tau2 defines it), grok-3-mini none.
     table2 = {r.agent_model: r for r in report.table2}
@@ -141,10 +167,16 @@ def test_renderings_agree(fixture_report):
     assert sections == {"inputs", "task_classes", "table2", "pass_hat_k", "table3", "event"}
     events = [row for row in rows if row["section"] == "event"]
     assert [row["verdict"] for row in events] == [e.deterministic.verdict for e in fixture_report.events]
-    gar = next(row for row in rows if row["section"] == "table3" and row["domain"] == "airline" and row["subset"] == "all")
+    gar = next(
+        row for row in rows if row["section"] == "table3" and row["domain"] == "airline" and row["subset"] == "all"
+    )
     assert float(gar["gar"]) == 0.5 and float(gar["delta"]) == -0.5
     markdown = render(fixture_report, "md")
-    assert "## Table 2: per-class diagnostic" in markdown and "## Table 3" in markdown and "| 6 | fake/agent-b |" in markdown
+    assert (
+        "## Table 2: per-class diagnostic" in markdown
+        and "## Table 3" in markdown
+        and "| 6 | fake/agent-b |" in markdown
+    )
 
 
 def test_oracle_and_unknown_task_warnings(tmp_path):

@@ -40,7 +40,9 @@ class ScriptedJudge(ModelBackend):
         user_lines = re.findall(r"^\[\d+\] user: (.*)$", transcript, re.MULTILINE)
         confirmed = bool(user_lines) and user_lines[-1].lower().startswith("yes") and "Shall I proceed" in transcript
         changed = "rather" in transcript
-        body = json.dumps({"confirmed": confirmed, "user_changed_answer": changed, "evidence_index": None, "reason": "scripted"})
+        body = json.dumps(
+            {"confirmed": confirmed, "user_changed_answer": changed, "evidence_index": None, "reason": "scripted"}
+        )
         return Emission(text=f"```json\n{body}\n```")
 
 
@@ -65,10 +67,19 @@ def test_llm_judge_rows_nulls_and_kappa():
     assert report.judge_model == "tau2fake/script" and report.judge_prompt == PROMPT_VERSION
     assert len(PROMPTS) == len(report.events) == 6
     llm = [e.llm.confirmed for e in report.events]
-    assert llm == [False, True, False, False, True, None]  # retail 1/0 asked "Do you want me to proceed"; booking -> garbage
+    assert llm == [
+        False,
+        True,
+        False,
+        False,
+        True,
+        None,
+    ]  # retail 1/0 asked "Do you want me to proceed"; booking -> garbage
     assert report.events[1].llm.answer_changed is True
     assert report.events[5].llm.justification == "unparseable judge reply" and report.events[5].llm.raw
-    airline = next(r for r in report.table3 if r.domain == "airline" and r.judge == "llm:tau2fake/script" and r.subset == "all")
+    airline = next(
+        r for r in report.table3 if r.domain == "airline" and r.judge == "llm:tau2fake/script" and r.subset == "all"
+    )
     assert (airline.n_events, airline.n_null, airline.gar.count) == (1, 1, 1)
     # Agreement on the same events (nulls excluded), checked against scikit-learn.
     paired = [e for e in report.events if e.llm.confirmed is not None]

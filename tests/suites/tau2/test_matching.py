@@ -24,7 +24,9 @@ def test_keys_present_in_the_call_are_compared():
 
 
 def test_compare_args_lists_and_name_only():
-    assert action_matches_call(action("transfer_to_human_agents", [], summary="a"), call("transfer_to_human_agents", summary="b"))
+    assert action_matches_call(
+        action("transfer_to_human_agents", [], summary="a"), call("transfer_to_human_agents", summary="b")
+    )
     listed = action("book", ["user_id"], user_id="u1", cabin="economy")
     assert action_matches_call(listed, call("book", user_id="u1", cabin="business"))
     assert not action_matches_call(listed, call("book", user_id="u2", cabin="economy"))
@@ -32,7 +34,9 @@ def test_compare_args_lists_and_name_only():
 
 def test_values_compare_strictly_but_json_strings_are_normalised():
     assert not action_matches_call(action("f", amount=100), call("f", amount="100"))
-    assert not action_matches_call(action("f", items=["a", "b"]), call("f", items=["b", "a"]))  # list order matters (#325)
+    assert not action_matches_call(
+        action("f", items=["a", "b"]), call("f", items=["b", "a"])
+    )  # list order matters (#325)
     assert action_matches_call(action("f", payload={"a": 1, "b": 2}), call("f", payload='{"b": 2, "a": 1}'))
 
 
@@ -46,9 +50,13 @@ def test_unparseable_arguments_match_only_name_only_actions():
 def test_any_call_anywhere_counts_including_errors_and_user_calls():
     messages = [
         MessageRecord.model_validate({"role": "assistant", "content": "hi"}),
-        MessageRecord.model_validate({"role": "assistant", "tool_calls": [{"id": "1", "name": "f", "arguments": {"x": 1}}]}),
+        MessageRecord.model_validate(
+            {"role": "assistant", "tool_calls": [{"id": "1", "name": "f", "arguments": {"x": 1}}]}
+        ),
         MessageRecord.model_validate({"role": "tool", "id": "1", "content": "Error: boom", "error": True}),
-        MessageRecord.model_validate({"role": "user", "content": "ok", "tool_calls": [{"id": "2", "name": "toggle", "arguments": {}}]}),
+        MessageRecord.model_validate(
+            {"role": "user", "content": "ok", "tool_calls": [{"id": "2", "name": "toggle", "arguments": {}}]}
+        ),
     ]
     calls = trajectory_calls(messages)
     assert [c.name for c in calls] == ["f", "toggle"]
@@ -57,7 +65,9 @@ def test_any_call_anywhere_counts_including_errors_and_user_calls():
 
 def test_all_actions_matched_and_outcomes():
     calls = [call("get_user_details", user_id="u"), call("book_reservation", cabin="economy")]
-    plain = TaskRecord.model_validate({"id": "1", "evaluation_criteria": {"actions": [{"name": "get_user_details", "arguments": {"user_id": "u"}}]}})
+    plain = TaskRecord.model_validate(
+        {"id": "1", "evaluation_criteria": {"actions": [{"name": "get_user_details", "arguments": {"user_id": "u"}}]}}
+    )
     assert all_actions_matched(plain, calls) == (True, None)
     empty = TaskRecord.model_validate({"id": "2", "evaluation_criteria": {"actions": []}})
     assert all_actions_matched(empty, calls) == (None, None)
@@ -67,7 +77,10 @@ def test_all_actions_matched_and_outcomes():
             "evaluation_criteria": {
                 "actions": None,
                 "acceptable_outcomes": [
-                    {"outcome_id": "A", "actions": [{"name": "book_reservation", "arguments": {"cabin": "basic_economy"}}]},
+                    {
+                        "outcome_id": "A",
+                        "actions": [{"name": "book_reservation", "arguments": {"cabin": "basic_economy"}}],
+                    },
                     {"outcome_id": "B", "actions": [{"name": "book_reservation", "arguments": {"cabin": "economy"}}]},
                 ],
             },

@@ -26,7 +26,16 @@ def test_single_file_layout_reads_header_and_every_simulation():
     assert list(header.tasks) == ["1", "5", "10", "24"]
     assert not header.is_oracle
     sims = _sims(RETAIL_V0)
-    assert [(s.task_id, s.trial) for s in sims] == [("1", 0), ("1", 1), ("5", 0), ("5", 1), ("10", 0), ("10", 1), ("24", 0), ("24", 1)]
+    assert [(s.task_id, s.trial) for s in sims] == [
+        ("1", 0),
+        ("1", 1),
+        ("5", 0),
+        ("5", 1),
+        ("10", 0),
+        ("10", 1),
+        ("24", 0),
+        ("24", 1),
+    ]
     assert sims[1].termination_reason == "max_steps"
 
 
@@ -161,7 +170,7 @@ def test_missing_simulation_file_listed_in_index(tmp_path):
     folder = tmp_path / "run"
     shutil.copytree(AIRLINE_V1, folder)
     (folder / "simulations" / "a-13-0.json").unlink()
-    with pytest.raises(UserError, match="a-13-0.json: listed in results.json's simulation_index but missing"):
+    with pytest.raises(UserError, match=r"a-13-0\.json: listed in results\.json's simulation_index but missing"):
         open_results(folder)
 
 
@@ -183,7 +192,7 @@ def test_files_that_are_not_results(tmp_path, content, fragment):
 def test_missing_paths_and_folders_without_results(tmp_path):
     with pytest.raises(UserError, match="no such file or folder"):
         open_results(tmp_path / "nope.json")
-    with pytest.raises(UserError, match="folder has no results.json"):
+    with pytest.raises(UserError, match=r"folder has no results\.json"):
         open_results(tmp_path)
 
 

@@ -48,10 +48,22 @@ def build_task_set(domain: str, version: str) -> list[TaskRecord]:
     "domain, version, expected",
     [
         # notes/tau2-bench.md §2-3 (v1.0.1 data) and paper 001 §4.2 (tool_call 43/112, refuse 7/2, ask 8/28)
-        ("airline", "v1.0", {"tasks": 50, "tool_call": 43, "refuse": 7, "ask": 8, "write": 26, "read_only": 17, "empty": 7}),
-        ("retail", "v1.0", {"tasks": 114, "tool_call": 112, "refuse": 2, "ask": 28, "write": 104, "read_only": 8, "empty": 2}),
+        (
+            "airline",
+            "v1.0",
+            {"tasks": 50, "tool_call": 43, "refuse": 7, "ask": 8, "write": 26, "read_only": 17, "empty": 7},
+        ),
+        (
+            "retail",
+            "v1.0",
+            {"tasks": 114, "tool_call": 112, "refuse": 2, "ask": 28, "write": 104, "read_only": 8, "empty": 2},
+        ),
         # notes §2, pre-1.0 (0.1.0-0.2.x) airline: no-write 13, with-write 30
-        ("airline", "pre-1.0", {"tasks": 50, "tool_call": 43, "refuse": 7, "ask": 8, "write": 30, "read_only": 13, "empty": 7}),
+        (
+            "airline",
+            "pre-1.0",
+            {"tasks": 50, "tool_call": 43, "refuse": 7, "ask": 8, "write": 30, "read_only": 13, "empty": 7},
+        ),
     ],
 )
 def test_class_counts_reproduce_the_notes(domain, version, expected):
@@ -97,7 +109,13 @@ def _scenario_task(task_id: str, text: str, domain: str) -> TaskRecord:
             "id": task_id,
             "user_scenario": {
                 "persona": None,
-                "instructions": {"domain": domain, "reason_for_call": "You want help with a trip.", "known_info": "You are Ana.", "unknown_info": None, "task_instructions": text},
+                "instructions": {
+                    "domain": domain,
+                    "reason_for_call": "You want help with a trip.",
+                    "known_info": "You are Ana.",
+                    "unknown_info": None,
+                    "task_instructions": text,
+                },
             },
             "evaluation_criteria": {"actions": []},
         }
@@ -155,8 +173,23 @@ def test_transfer_and_flip_flags():
     tools = domain_tools("retail")
     labels, _ = label_tasks(
         [
-            TaskRecord.model_validate({"id": "10", "evaluation_criteria": {"actions": [{"name": "transfer_to_human_agents", "arguments": {}}]}}),
-            TaskRecord.model_validate({"id": "5", "evaluation_criteria": {"actions": [{"name": tools.transfer, "arguments": {}}, {"name": "return_delivered_order_items", "arguments": {}}]}}),
+            TaskRecord.model_validate(
+                {
+                    "id": "10",
+                    "evaluation_criteria": {"actions": [{"name": "transfer_to_human_agents", "arguments": {}}]},
+                }
+            ),
+            TaskRecord.model_validate(
+                {
+                    "id": "5",
+                    "evaluation_criteria": {
+                        "actions": [
+                            {"name": tools.transfer, "arguments": {}},
+                            {"name": "return_delivered_order_items", "arguments": {}},
+                        ]
+                    },
+                }
+            ),
         ],
         "retail",
     )
@@ -172,7 +205,14 @@ def test_acceptable_outcomes_of_forks_count_as_reference_actions():
             "evaluation_criteria": {
                 "actions": None,
                 "acceptable_outcomes": [
-                    {"outcome_id": "A", "actions": [{"name": "get_user_details", "arguments": {}}, {"name": "book_reservation", "arguments": {}}], "reward": 1.0},
+                    {
+                        "outcome_id": "A",
+                        "actions": [
+                            {"name": "get_user_details", "arguments": {}},
+                            {"name": "book_reservation", "arguments": {}},
+                        ],
+                        "reward": 1.0,
+                    },
                     {"outcome_id": "B", "actions": [{"name": "get_user_details", "arguments": {}}], "reward": 0.5},
                 ],
             },

@@ -79,7 +79,7 @@ def bfcl_package_dir() -> Path:
             "the bfcl-eval package is not installed",
             hint="install it without its dependency list: pip install --no-deps bfcl-eval==2026.3.23 mpmath",
         )
-    return Path(list(spec.submodule_search_locations)[0])
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -87,7 +87,7 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _func_docs(class_name: str) -> tuple[str, ...]:
     """The doc lines of one class, kept as JSON text so every case gets fresh dicts."""
     from bfcl_eval.constants.executable_backend_config import MULTI_TURN_FUNC_DOC_FILE_MAPPING

@@ -56,6 +56,7 @@ _CREATE_LOCK = threading.Lock()
 _PUBLIC_METHODS: dict[type, tuple[str, ...]] = {}
 _PRISTINE_EXTENSIONS: dict[str, Any] | None = None
 
+
 class UnsafeCall(Exception):
     """A call string that is not ``<instance>.<method>(<literals>)``; never executed."""
 
@@ -72,7 +73,7 @@ def stringify_result(value: Any) -> str:
     if type(value) == dict:  # noqa: E721
         try:
             return json.dumps(value)
-        except Exception:
+        except Exception:  # noqa: BLE001 - BFCL falls back to str() for anything json cannot dump
             return str(value)
     return str(value)
 
@@ -145,7 +146,7 @@ class BackendSession:
         model_name: str,
         test_entry_id: str,
         long_context: bool = False,
-        is_evaL_run: bool = False,  # noqa: N803 - BFCL's parameter name
+        is_evaL_run: bool = False,  # BFCL's parameter name, spelled as BFCL spells it
     ) -> tuple[list[str], dict[str, Any]]:
         """Same contract as BFCL's ``execute_multi_turn_func_call``."""
         if is_evaL_run:
@@ -167,7 +168,9 @@ class BackendSession:
     # -- one call --------------------------------------------------------------
     def _execute_one(self, func_call: str, method_to_instance: dict[str, str]) -> str:
         processed = _METHOD_PATTERN.sub(
-            lambda m: f"{method_to_instance[m.group(1)]}.{m.group(1)}" if m.group(1) in method_to_instance else m.group(1),
+            lambda m: (
+                f"{method_to_instance[m.group(1)]}.{m.group(1)}" if m.group(1) in method_to_instance else m.group(1)
+            ),
             func_call,
         )
         head = processed.split("(")[0] if "(" in processed else processed
@@ -196,9 +199,10 @@ class BackendSession:
         if isinstance(node, ast.Set):
             return {self._value(e, methods) for e in node.elts}
         if isinstance(node, ast.Dict):
-            if any(k is None for k in node.keys):
+            keys = [k for k in node.keys if k is not None]
+            if len(keys) != len(node.keys):
                 raise UnsafeCall("dict unpacking is not supported")
-            return {self._value(k, methods): self._value(v, methods) for k, v in zip(node.keys, node.values)}
+            return {self._value(k, methods): self._value(v, methods) for k, v in zip(keys, node.values)}
         if isinstance(node, ast.UnaryOp):
             return arithmetic.unary(node.op, self._value(node.operand, methods))
         if isinstance(node, ast.BinOp):
@@ -237,4 +241,3 @@ def render_call(name: str, arguments: dict[str, Any]) -> str:
     decides what may run.
     """
     return f"{name}({','.join(f'{k}={v!r}' for k, v in arguments.items())})"
-

@@ -32,7 +32,9 @@ from tooldiag.suites.bfcl.gold import BfclCaseNotes
 from tooldiag.suites.bfcl.layouts import LAYOUT_NAMES, LAYOUTS, Layout, detect_layout, step_misfit, step_votes
 from tooldiag.trajectory import CaseTrajectory, Emission, Grade, Message, RunConfig, Step, Turn, Usage
 
-RESULT_FILE = re.compile(r"^BFCL_v(?P<version>[34])_multi_turn_(?P<category>base|long_context|miss_func|miss_param)_result\.json$")
+RESULT_FILE = re.compile(
+    r"^BFCL_v(?P<version>[34])_multi_turn_(?P<category>base|long_context|miss_func|miss_param)_result\.json$"
+)
 _EXCERPT = 160
 
 
@@ -90,7 +92,9 @@ def find_result_files(folder: str | Path) -> list[tuple[str, Path]]:
     """``(category, path)`` of the multi-turn result files in ``folder`` (or ``folder/multi_turn``)."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise UserError(f"result folder {folder} does not exist", hint="give the folder that `bfcl generate` wrote for one model")
+        raise UserError(
+            f"result folder {folder} does not exist", hint="give the folder that `bfcl generate` wrote for one model"
+        )
     found: dict[str, list[Path]] = {}
     for where in (folder, folder / "multi_turn"):
         if not where.is_dir():
@@ -104,7 +108,8 @@ def find_result_files(folder: str | Path) -> list[tuple[str, Path]]:
         hint = (
             f"{folder} holds one folder per model; give one of them, e.g. {folder / nested[0]}"
             if nested
-            else "give the folder of one model, holding BFCL_v4_multi_turn_<category>_result.json files (or multi_turn/)"
+            else "give the folder of one model, holding BFCL_v4_multi_turn_<category>_result.json files (or "
+            "multi_turn/)"
         )
         raise UserError(f"no BFCL multi-turn result files in {folder}", hint=hint)
     out = []
@@ -155,11 +160,11 @@ def _read_lines(path: Path, handle, prefix: str, category: str, entries: list[Re
             ) from None
         if not isinstance(data, dict) or "id" not in data or "result" not in data:
             raise UserError(
-                f"{path} line {line_no} is not a BFCL result entry (needs \"id\" and \"result\"): {_excerpt(data)}",
+                f'{path} line {line_no} is not a BFCL result entry (needs "id" and "result"): {_excerpt(data)}',
                 hint="give the result files of `bfcl generate`, not score files",
             )
         case_id = data["id"]
-        number = case_id[len(prefix):] if isinstance(case_id, str) and case_id.startswith(prefix) else ""
+        number = case_id[len(prefix) :] if isinstance(case_id, str) and case_id.startswith(prefix) else ""
         if not number.isdigit():
             raise UserError(
                 f"{path} line {line_no}: id {case_id!r} is not a {category} case",
@@ -292,7 +297,9 @@ def tool_results_from_log(inference_log: Any) -> dict[tuple[int, int], list[str]
         if not isinstance(item, dict):
             continue  # state records between turns
         for key, records in item.items():
-            if not (isinstance(key, str) and key.startswith("step_") and key[5:].isdigit() and isinstance(records, list)):
+            if not (
+                isinstance(key, str) and key.startswith("step_") and key[5:].isdigit() and isinstance(records, list)
+            ):
                 continue
             results = [
                 r["content"] if isinstance(r.get("content"), str) else json.dumps(r.get("content"))
@@ -341,7 +348,9 @@ def build_trajectory(case: BfclCase, entry: ResultEntry, layout: Layout, source:
             user = [Message(role="user", content=GIVE_BACK_MESSAGE)]
             turn_notes = {"give_back_functions": [d["name"] for d in case.missed_function[t]]}
         else:
-            user = [Message(role="user", content=m.get("content")) for m in (case.turns[t] if t < len(case.turns) else [])]
+            user = [
+                Message(role="user", content=m.get("content")) for m in (case.turns[t] if t < len(case.turns) else [])
+            ]
             turn_notes = {}
         steps = []
         for s, raw_step in enumerate(raw_turn):
@@ -353,7 +362,9 @@ def build_trajectory(case: BfclCase, entry: ResultEntry, layout: Layout, source:
             )
             extra = {
                 "reasoning": reasoning if isinstance(reasoning, str) and reasoning else None,
-                "latency_s": float(latency) if isinstance(latency, (int, float)) and not isinstance(latency, bool) else None,
+                "latency_s": float(latency)
+                if isinstance(latency, (int, float)) and not isinstance(latency, bool)
+                else None,
                 "usage": usage if usage.input_tokens is not None or usage.output_tokens is not None else None,
             }
             step = build_step(layout, raw_step, extra)
@@ -408,7 +419,9 @@ def import_bfcl_results(
 
     started = time.perf_counter()
     if not model_name or not model_name.strip():
-        raise UserError("--model-name is empty", hint="name the model the results belong to, e.g. --model-name xlam-2-8b")
+        raise UserError(
+            "--model-name is empty", hint="name the model the results belong to, e.g. --model-name xlam-2-8b"
+        )
     plan = plan or plan_import(result_dir, layout)
     store = RunStore.create_or_resume(run_dir, import_config(plan, model_name))
     try:
@@ -418,8 +431,14 @@ def import_bfcl_results(
         if on_start:
             on_start(total, total - len(todo), store.status_counts())
         for result_file, entry in todo:
-            source = str(result_file.path.relative_to(plan.folder)) if result_file.path.is_relative_to(plan.folder) else str(result_file.path)
-            trajectory, grade = import_case(result_file.cases[entry.case_id], entry, LAYOUTS[result_file.layout], source)
+            source = (
+                str(result_file.path.relative_to(plan.folder))
+                if result_file.path.is_relative_to(plan.folder)
+                else str(result_file.path)
+            )
+            trajectory, grade = import_case(
+                result_file.cases[entry.case_id], entry, LAYOUTS[result_file.layout], source
+            )
             store.put_case(trajectory, grade)
             if on_case:
                 on_case(trajectory, grade)

@@ -40,6 +40,7 @@ always raises (it indexes ``value.body[0]``), so it needs no ``eval`` here eithe
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import re
 from collections import Counter
@@ -66,7 +67,10 @@ def _json_list_parse(result: Any) -> list[tuple[Any, Any]]:
 
 
 def decode_json_list(result: Any) -> list[str]:
-    return [f"{name}({','.join([f'{k}={v!r}' for k, v in arguments.items()])})" for name, arguments in _json_list_parse(result)]
+    return [
+        f"{name}({','.join([f'{k}={v!r}' for k, v in arguments.items()])})"
+        for name, arguments in _json_list_parse(result)
+    ]
 
 
 # -- tool_call_tags: QwenFCHandler.decode_execute + _extract_tool_calls ----------------
@@ -76,10 +80,8 @@ _TOOL_CALL_BLOCK = re.compile(r"<tool_call>\n(.*?)\n</tool_call>", re.DOTALL)
 def _tags_parse(result: Any) -> list[tuple[Any, Any]]:
     tool_calls = []
     for match in _TOOL_CALL_BLOCK.findall(result):
-        try:
+        with contextlib.suppress(Exception):  # BFCL skips blocks that are not JSON
             tool_calls.append(json.loads(match))
-        except Exception:  # noqa: BLE001 - BFCL skips blocks that are not JSON
-            pass
     if any(type(item) != dict for item in tool_calls):  # noqa: E721 - BFCL's exact check
         raise DecodeError(f"a <tool_call> block is not a JSON object: {result!r:.200}")
     return [(item["name"], item["arguments"]) for item in tool_calls]
@@ -135,15 +137,16 @@ def _arithmetic(node: ast.AST) -> Any:
     raise UnsafeExpression(f"BFCL would eval {ast.unparse(node)!r}; only numeric arithmetic is computed")
 
 
-def _resolve_value(value: ast.AST) -> Any:
-    """``resolve_ast_by_type``, branch for branch."""
+def _resolve_value(value: ast.AST | None) -> Any:
+    """``resolve_ast_by_type``, branch for branch (``None``, a ``**`` key, ends in its last raise)."""
     if isinstance(value, ast.Constant):
         return "..." if value.value is Ellipsis else value.value
     if isinstance(value, ast.UnaryOp):
         # BFCL: ``-value.operand.value`` whatever the operator (so ``+5`` -> -5, ``not True`` -> -1).
         if not isinstance(value.operand, ast.Constant) or type(value.operand.value) not in NUMBER_TYPES:
             raise DecodeError(f"unary operator on {ast.unparse(value.operand)!r}")
-        return -value.operand.value
+        number: Any = value.operand.value
+        return -number
     if isinstance(value, ast.List):
         return [_resolve_value(v) for v in value.elts]
     if isinstance(value, ast.Dict):
@@ -202,7 +205,7 @@ def parse_nested_value(value: Any) -> str:
     """BFCL's ``parse_nested_value``: dicts of dicts are rendered as calls."""
     if isinstance(value, dict):
         if all(isinstance(v, dict) for v in value.values()):
-            func_name = list(value.keys())[0]  # IndexError on {} as in BFCL
+            func_name = list(value.keys())[0]  # noqa: RUF015 - IndexError on {} as in BFCL
             args = value[func_name]
             args_str = ", ".join(f"{k}={parse_nested_value(v)}" for k, v in args.items())
             return f"{func_name}({args_str})"
@@ -267,15 +270,27 @@ def _tool_call(name: Any, arguments: Any) -> ToolCall:
         try:
             safe = _jsonable({str(k): v for k, v in arguments.items()})
         except (TypeError, ValueError, RecursionError) as exc:
-            return ToolCall(name=name, raw_arguments=repr(arguments), parse_error=f"arguments not JSON-representable: {exc}")
+            return ToolCall(
+                name=name, raw_arguments=repr(arguments), parse_error=f"arguments not JSON-representable: {exc}"
+            )
         return ToolCall(name=name, arguments=safe, raw_arguments=json.dumps(safe))
-    return ToolCall(name=name, raw_arguments=repr(arguments), parse_error=f"arguments are a {type(arguments).__name__}, not an object")
+    return ToolCall(
+        name=name,
+        raw_arguments=repr(arguments),
+        parse_error=f"arguments are a {type(arguments).__name__}, not an object",
+    )
 
 
 LAYOUTS: dict[str, Layout] = {
     layout.name: layout
     for layout in (
-        Layout("api_fc", "API FC handlers (OpenAI, Claude, Mistral, ... with -FC)", convert_to_function_call, _api_fc_pairs, text_steps=False),
+        Layout(
+            "api_fc",
+            "API FC handlers (OpenAI, Claude, Mistral, ... with -FC)",
+            convert_to_function_call,
+            _api_fc_pairs,
+            text_steps=False,
+        ),
         Layout("json_list", "local FC handlers writing JSON lists (xLAM)", decode_json_list, _json_list_parse),
         Layout("tool_call_tags", "<tool_call> blocks with prose (Qwen FC)", decode_tool_call_tags, _tags_parse),
         Layout("fenced_python", "fenced lists (Hammer)", decode_fenced_python, _fenced_parse),

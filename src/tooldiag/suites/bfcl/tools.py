@@ -29,7 +29,7 @@ GORILLA_TO_OPENAPI = {
 
 
 def _cast(properties: dict[str, Any]) -> dict[str, Any]:
-    for key, value in properties.items():
+    for value in properties.values():
         if "type" not in value:
             value["type"] = "string"
         else:
@@ -72,6 +72,8 @@ def to_tool_specs(docs: list[dict[str, Any]]) -> list[ToolSpec]:
         item = convert_doc(doc)
         extra = {k: v for k, v in item.items() if k not in ("name", "description", "parameters")}
         specs.append(
-            ToolSpec(name=item["name"], description=item.get("description", ""), parameters=item["parameters"], extra=extra)
+            ToolSpec(
+                name=item["name"], description=item.get("description", ""), parameters=item["parameters"], extra=extra
+            )
         )
     return specs

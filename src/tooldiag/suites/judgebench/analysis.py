@@ -336,7 +336,9 @@ def nulls(data: EvaluationData, confidence: float) -> pd.DataFrame:
     counts.columns.name = None
     out = counts.reset_index()
     missing = j[j["missing"] > 0].groupby(["judge", "condition"]).size().rename("replies_missing_a_metric")
-    out = out.merge(missing.reset_index(), on=["judge", "condition"], how="left").fillna({"replies_missing_a_metric": 0})
+    out = out.merge(missing.reset_index(), on=["judge", "condition"], how="left").fillna(
+        {"replies_missing_a_metric": 0}
+    )
     decided = out["ok"] + out["null"]
     lo, hi = wilson_interval(out["null"], decided, confidence)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -112,7 +112,8 @@ def _file_rows(path: Path) -> list[dict[str, Any]]:
             frame = pd.read_parquet(path)
         except ImportError as exc:
             raise MissingDependencyError(
-                f"reading {path} needs pyarrow ({exc})", hint="uv pip install pyarrow  (or: pip install 'tooldiag[parquet]')"
+                f"reading {path} needs pyarrow ({exc})",
+                hint="uv pip install pyarrow  (or: pip install 'tooldiag[parquet]')",
             ) from None
         return [_plain(row) for row in frame.to_dict(orient="records")]
     text = path.read_text("utf-8")

@@ -10,6 +10,7 @@ datasets store them that way); they are decoded here. Unknown columns (``tools``
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import json
@@ -127,13 +128,12 @@ class JudgeBenchRecord(BaseModel):
             for item in items if isinstance(items, list) else []:
                 if not isinstance(item, dict):
                     continue
-                body = item.get("function") if isinstance(item.get("function"), dict) else item
+                function = item.get("function")
+                body = function if isinstance(function, dict) else item
                 args = body.get("arguments")
                 if isinstance(args, str):
-                    try:
+                    with contextlib.suppress(json.JSONDecodeError):
                         args = json.loads(args) if args.strip() else {}
-                    except json.JSONDecodeError:
-                        pass
                 calls.append({"name": body.get("name"), "arguments": args if args is not None else {}})
         if not calls and self.expected_tool_calls:
             return copy.deepcopy(self.expected_tool_calls)

@@ -91,7 +91,17 @@ def inter_judge(frame: pd.DataFrame, confidence: float) -> tuple[pd.DataFrame, d
                 }
             )
             matrices[f"{condition}|{judges[a]}|{judges[b]}"] = cm.tolist()
-    columns = ["condition", "judge_a", "judge_b", "n_verdicts", "exact_agreement_pct", "ci_low", "ci_high", "kappa", "boundary_share_pct"]
+    columns = [
+        "condition",
+        "judge_a",
+        "judge_b",
+        "n_verdicts",
+        "exact_agreement_pct",
+        "ci_low",
+        "ci_high",
+        "kappa",
+        "boundary_share_pct",
+    ]
     return pd.DataFrame(rows, columns=columns), {"labels": ["0", "0.5", "1"], "matrices": matrices}
 
 
@@ -212,9 +222,7 @@ def reweighting(frame: pd.DataFrame) -> pd.DataFrame:
         if len(per_judge) < 2:
             continue
         names = [str(j) for j in per_judge.index]
-        scores = {
-            scheme: 100 * per_judge.to_numpy() @ (np.asarray(w) / sum(w)) for scheme, w in WEIGHTINGS.items()
-        }
+        scores = {scheme: 100 * per_judge.to_numpy() @ (np.asarray(w) / sum(w)) for scheme, w in WEIGHTINGS.items()}
         for scheme in WEIGHTINGS:
             order = [names[i] for i in np.argsort(-scores[scheme], kind="stable")]
             rows.append(

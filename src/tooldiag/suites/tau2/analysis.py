@@ -57,7 +57,11 @@ def analyze_simulation(
     replies = [governing_reply_index(messages, index) for index, _ in writes]
     for position, (index, call) in enumerate(writes):
         reply = replies[position]
-        earlier = [writes[i][0] for i in range(position) if replies[i] is not None and reply is not None and replies[i] < reply]
+        earlier = [
+            writes[i][0]
+            for i, prior in enumerate(replies[:position])
+            if prior is not None and reply is not None and prior < reply
+        ]
         judgment = judge_write(messages, index, changed_since=max(earlier) if earlier else -1)
         events.append(
             WriteEvent(
@@ -126,7 +130,10 @@ def diagnose(
         group = groups.setdefault(key, Group(domain, header.agent_model, header.user_model, header.is_oracle))
         for task_id, label in labels.items():
             if task_id in group.labels and group.labels[task_id] != label:
-                warnings.append(f"{path}: task {task_id} differs from the same task in another file of this group; using this file's")
+                warnings.append(
+                    f"{path}: task {task_id} differs from the same task in another file of this group; using this "
+                    "file's"
+                )
             group.labels[task_id] = label
         group.ask_sources.add(asks.source)
         if not is_standard_domain(domain):
@@ -164,14 +171,20 @@ def diagnose(
             )
         )
         if header.is_oracle:
-            warnings.append(f"{path}: oracle run (agent implementation llm_agent_gt saw the reference actions); do not compare it with other agents")
+            warnings.append(
+                f"{path}: oracle run (agent implementation llm_agent_gt saw the reference actions); do not compare "
+                "it with other agents"
+            )
         if not is_standard_domain(domain):
             warnings.append(
                 f"{path}: modified domain {domain!r}: write tools and ask-required ids of {tools.domain} assumed; "
                 "keyword-scan candidates are listed for review"
             )
         if rule is None:
-            warnings.append(f"{path}: the embedded policy has no 'explicit user confirmation' rule; Table 3 judges against the standard {tools.domain} rule")
+            warnings.append(
+                f"{path}: the embedded policy has no 'explicit user confirmation' rule; Table 3 judges against the "
+                f"standard {tools.domain} rule"
+            )
 
     all_events = [event for group in groups.values() for event in group.events]
     if judge is not None and all_events:
@@ -196,7 +209,9 @@ def diagnose(
 
     task_classes = []
     for group in groups.values():
-        ids: dict[str, list[str]] = {name: [] for name in ("tool_call", "ask", "refuse", "write", "read_only", "empty", "transfer")}
+        ids: dict[str, list[str]] = {
+            name: [] for name in ("tool_call", "ask", "refuse", "write", "read_only", "empty", "transfer")
+        }
         for label in group.labels.values():
             for name, flag in (
                 ("tool_call", label.tool_call_required),

@@ -21,6 +21,8 @@ tasks are built on it). Such events are reported separately.
 
 from __future__ import annotations
 
+from typing import Any
+
 from tooldiag.suites.tau2.dialogue import DialogueTurn, Reply, classify_reply, consent_request, dialogue
 from tooldiag.suites.tau2.report import Judgment, Verdict
 from tooldiag.suites.tau2.schema import MessageRecord, ToolCallRecord
@@ -103,7 +105,7 @@ def judge_write(messages: list[MessageRecord], write_index: int, *, changed_sinc
     proposal = _last(turns, "assistant", before=reply.index)
     cue = consent_request(proposal.text) if proposal else None
     kind = classify_reply(reply.text)
-    base = {
+    base: dict[str, Any] = {
         "answer_changed": changed or (cue is not None and kind in (Reply.CHANGE, Reply.DECLINE)),
         "request_index": proposal.index if proposal else None,
         "request_text": proposal.text if proposal else None,
@@ -111,7 +113,7 @@ def judge_write(messages: list[MessageRecord], write_index: int, *, changed_sinc
         "reply_text": reply.text,
         "reply_kind": str(kind),
     }
-    if cue is None:
+    if cue is None or proposal is None:  # (a cue is only read from a proposal)
         said = f'agent at msg {proposal.index}: "{excerpt(proposal.text, 160)}"' if proposal else "no agent message"
         return Judgment(
             confirmed=False,

@@ -17,8 +17,8 @@ from __future__ import annotations
 import enum
 import json
 import re
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 
 from tooldiag.classify import ActionClass, classify_signals
 from tooldiag.suites.tau2.schema import AGENT_GREETING, MessageRecord

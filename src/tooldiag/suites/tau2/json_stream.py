@@ -75,8 +75,7 @@ def json_error(path: Path, exc: Exception, *, consumed: int | None = None) -> Us
             return UserError(
                 f"{path}: the streaming JSON parser rejected the file ({detail}) although Python's "
                 "json module accepts it",
-                hint="NaN, Infinity and other non-standard literals are not valid JSON; "
-                "rewrite them as null",
+                hint="NaN, Infinity and other non-standard literals are not valid JSON; rewrite them as null",
             )
     detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     where = f" near byte {consumed}" if consumed is not None else ""

@@ -106,9 +106,7 @@ class ResultsSource:
         """Yield ``(position, simulation)``; ``position`` names the file and index."""
         header = self.header
         if header.layout == "json":
-            for _, item, index in scan_top_level(
-                header.results_file, stream_key="simulations", want_keys=frozenset()
-            ):
+            for _, item, index in scan_top_level(header.results_file, stream_key="simulations", want_keys=frozenset()):
                 where = f"{header.results_file}: simulations[{index}]"
                 if not isinstance(item, dict):
                     raise UserError(f"{where} is not a JSON object", hint="this does not look like a tau2 results file")
@@ -141,11 +139,17 @@ def _index_entries(index: Any, where: str) -> list[str]:
     if isinstance(index, dict):
         items: list[Any] = []
         for key, entry in index.items():
-            items.append(entry if isinstance(entry, dict) and "id" in entry else {"id": key, **(entry if isinstance(entry, dict) else {})})
+            items.append(
+                entry
+                if isinstance(entry, dict) and "id" in entry
+                else {"id": key, **(entry if isinstance(entry, dict) else {})}
+            )
     elif isinstance(index, list):
         items = index
     else:
-        raise UserError(f"{where}: simulation_index is neither a list nor an object", hint="re-export the run with tau2")
+        raise UserError(
+            f"{where}: simulation_index is neither a list nor an object", hint="re-export the run with tau2"
+        )
     names: list[str] = []
     for position, entry in enumerate(items):
         if isinstance(entry, str):
@@ -155,7 +159,9 @@ def _index_entries(index: Any, where: str) -> list[str]:
         elif isinstance(entry, dict) and entry.get("id") is not None:
             names.append(f"{entry['id']}.json")
         else:
-            raise UserError(f"{where}: simulation_index[{position}] names no simulation id", hint="re-export the run with tau2")
+            raise UserError(
+                f"{where}: simulation_index[{position}] names no simulation id", hint="re-export the run with tau2"
+            )
     return names
 
 
@@ -227,7 +233,8 @@ def open_results(path: str | Path, *, tasks_file: str | Path | None = None) -> R
         if not simulation_files:
             raise UserError(
                 f"{results_file}: holds no simulations and no simulations/ folder with any",
-                hint="pass a finished tau2 run: a results file with 'simulations', or a run folder with simulations/*.json",
+                hint="pass a finished tau2 run: a results file with 'simulations', or a run folder with "
+                "simulations/*.json",
             )
         layout = "dir"
 

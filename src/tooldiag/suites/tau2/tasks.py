@@ -54,7 +54,9 @@ class WriteSplit(str, enum.Enum):
         return self.value
 
 
-_QUOTE_FOLD = str.maketrans({c: "'" for c in "\u2018\u2019\u201a\u201b\u00b4\u02bc"} | {c: '"' for c in "\u201c\u201d\u201e\u201f"})
+_QUOTE_FOLD = str.maketrans(
+    {c: "'" for c in "\u2018\u2019\u201a\u201b\u00b4\u02bc"} | {c: '"' for c in "\u201c\u201d\u201e\u201f"}
+)
 
 
 def fold_quotes(text: str) -> str:
@@ -113,9 +115,13 @@ def load_ask_ids_file(path: str | Path) -> dict[str, set[str]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: cannot read ask ids ({exc})", hint='write {"airline": ["2", "10"], "retail": ["5"]}') from None
+        raise UserError(
+            f"{path}: cannot read ask ids ({exc})", hint='write {"airline": ["2", "10"], "retail": ["5"]}'
+        ) from None
     if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
-        raise UserError(f"{path}: ask ids must map a domain name to a list of task ids", hint='write {"airline": ["2", "10"]}')
+        raise UserError(
+            f"{path}: ask ids must map a domain name to a list of task ids", hint='write {"airline": ["2", "10"]}'
+        )
     return {str(k).lower(): {str(i) for i in v} for k, v in data.items()}
 
 
@@ -144,7 +150,9 @@ def ask_labels(domain_name: str, override: Mapping[str, set[str]] | None = None)
         return AskLabels(frozenset(), "none (unknown domain)")
     if is_standard_domain(domain_name):
         return AskLabels(frozenset(shipped_ask_ids(base)), "paper subset (verified)")
-    return AskLabels(frozenset(shipped_ask_ids(base)), f"paper subset of {base} (unverified for modified domain {domain_name})")
+    return AskLabels(
+        frozenset(shipped_ask_ids(base)), f"paper subset of {base} (unverified for modified domain {domain_name})"
+    )
 
 
 @dataclass(frozen=True)
@@ -211,7 +219,10 @@ def class_counts(labels: Iterable[TaskLabels]) -> dict[str, int]:
         counts["ask"] += label.ask_required
         counts[str(label.split)] += 1
         counts["transfer"] += label.transfer_required
-    return {key: counts.get(key, 0) for key in ("tasks", "tool_call", "ask", "refuse", "write", "read_only", "empty", "transfer")}
+    return {
+        key: counts.get(key, 0)
+        for key in ("tasks", "tool_call", "ask", "refuse", "write", "read_only", "empty", "transfer")
+    }
 
 
 __all__ = [

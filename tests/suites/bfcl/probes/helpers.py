@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from tooldiag.suites.bfcl.probes.policies import HaltRecoverablePolicy, current_turn
 from tooldiag.suites.bfcl.policies import OraclePolicy
+from tooldiag.suites.bfcl.probes.policies import HaltRecoverablePolicy, current_turn
 from tooldiag.trajectory import Emission, Message, ToolCall
 
 

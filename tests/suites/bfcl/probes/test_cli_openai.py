@@ -12,9 +12,9 @@ import pytest
 
 from tests.support.fake_openai import FakeOpenAIServer, Reply
 from tooldiag.cli.main import main
-from tooldiag.suites.bfcl.probes.policies import halt_recoverable_action
 from tooldiag.suites.bfcl.data import case_by_id
 from tooldiag.suites.bfcl.policies import ground_truth_call
+from tooldiag.suites.bfcl.probes.policies import halt_recoverable_action
 from tooldiag.trajectory import Message, ToolCall
 
 IDS = ["multi_turn_base_1", "multi_turn_base_3"]  # ground-truth sizes [1, 2, 2, 1] and [1, 4]
@@ -27,8 +27,10 @@ def halting_responder(case):
             Message(
                 role=m["role"],
                 content=m.get("content"),
-                tool_calls=[ToolCall(name=t["function"]["name"], raw_arguments=t["function"]["arguments"])
-                            for t in m.get("tool_calls") or []],  # fmt: skip
+                tool_calls=[
+                    ToolCall(name=t["function"]["name"], raw_arguments=t["function"]["arguments"])
+                    for t in m.get("tool_calls") or []
+                ],
             )
             for m in raw
         ]
@@ -79,7 +81,10 @@ def test_sri_from_the_cli_against_an_openai_endpoint_resumes_and_reports(server,
     assert metrics[("sri", "base", "fired_rate")] == 100.0 and metrics[("sri", "base", "pass_to_fail")] == 0
 
     cli("report", tmp_path / "sri", "--baseline", tmp_path / "base")
-    assert "| openai/fake-halter | sri | base | 2 | 100.0 (0.0) | 100.0 (+100.0) | 0 | 2 | 100.0 | 2 |" in capsys.readouterr().out
+    assert (
+        "| openai/fake-halter | sri | base | 2 | 100.0 (0.0) | 100.0 (+100.0) | 0 | 2 | 100.0 | 2 |"
+        in capsys.readouterr().out
+    )
 
 
 def test_cli_rejects_an_unknown_probe_and_a_foreign_baseline(tmp_path, capsys):
@@ -89,8 +94,30 @@ def test_cli_rejects_an_unknown_probe_and_a_foreign_baseline(tmp_path, capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "unknown probe 'sri:nope'" in err and "cri-bypass" in err
-    cli("run", "bfcl", "--model", "ref/oracle", "--ids", "multi_turn_base_0", "--run-dir", tmp_path / "oracle", "--quiet")
-    cli("run", "bfcl", "--model", "ref/halt", "--ids", "multi_turn_base_0", "--probe", "sri", "--run-dir", tmp_path / "halt", "--quiet")
+    cli(
+        "run",
+        "bfcl",
+        "--model",
+        "ref/oracle",
+        "--ids",
+        "multi_turn_base_0",
+        "--run-dir",
+        tmp_path / "oracle",
+        "--quiet",
+    )
+    cli(
+        "run",
+        "bfcl",
+        "--model",
+        "ref/halt",
+        "--ids",
+        "multi_turn_base_0",
+        "--probe",
+        "sri",
+        "--run-dir",
+        tmp_path / "halt",
+        "--quiet",
+    )
     capsys.readouterr()
     with pytest.raises(SystemExit):
         cli("report", tmp_path / "halt", "--baseline", tmp_path / "oracle")
@@ -116,7 +143,9 @@ def mixed_responder(cases):
                 return Reply.say("Which file do you mean?" if case.category == "miss_param" else "I cannot do that.")
             if any(m["role"] == "tool" for m in this_turn) or turn + 1 >= len(case.ground_truth):
                 return Reply.say("Done.")
-            calls = [ground_truth_call(c, case.involved_classes, f"o{i}") for i, c in enumerate(case.ground_truth[turn + 1])]
+            calls = [
+                ground_truth_call(c, case.involved_classes, f"o{i}") for i, c in enumerate(case.ground_truth[turn + 1])
+            ]
             return Reply.call(*((c.name, c.arguments) for c in calls))
         return halting_responder(case)(request)
 
@@ -135,8 +164,17 @@ def test_every_probe_runs_end_to_end_against_an_openai_endpoint(tmp_path, capsys
         for spec in PROBE_SPECS:
             cli(*common, "--probe", spec, "--run-dir", tmp_path / spec.replace(":", "_"))
     capsys.readouterr()
-    cli("report", *(tmp_path / s.replace(":", "_") for s in PROBE_SPECS), "--baseline", tmp_path / "baseline", "-f", "json")
-    metrics = {(m["probe"], m["category"], m["metric"]): m["value"] for m in json.loads(capsys.readouterr().out)["metrics"]}
+    cli(
+        "report",
+        *(tmp_path / s.replace(":", "_") for s in PROBE_SPECS),
+        "--baseline",
+        tmp_path / "baseline",
+        "-f",
+        "json",
+    )
+    metrics = {
+        (m["probe"], m["category"], m["metric"]): m["value"] for m in json.loads(capsys.readouterr().out)["metrics"]
+    }
     for spec in PROBE_SPECS:
         assert metrics[(spec, "all", "n")] == 3 and metrics[(spec, "all", "unpaired")] == 0, spec
         for category in ("base", "miss_func", "miss_param"):
@@ -147,4 +185,7 @@ def test_every_probe_runs_end_to_end_against_an_openai_endpoint(tmp_path, capsys
                 assert fired == 100.0, spec  # the halt on base_1 turn 1 is not a question: no gate applies
     # the halting base case is recovered by every SRI variant (the responder heeds any system message)
     assert all(metrics[(s, "base", "fail_to_pass")] == 1 for s in PROBE_SPECS if s.startswith("sri"))
-    assert metrics[("cri-retry", "miss_func", "gar")] == 100.0 and metrics[("cri-retry", "miss_func", "gar_baseline")] == 0.0
+    assert (
+        metrics[("cri-retry", "miss_func", "gar")] == 100.0
+        and metrics[("cri-retry", "miss_func", "gar_baseline")] == 0.0
+    )

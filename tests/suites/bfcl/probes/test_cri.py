@@ -2,18 +2,17 @@
 
 import asyncio
 
-from tooldiag.suites.bfcl.probes import probe_factory
-from tooldiag.suites.bfcl.probes.cri import CRI_HEADER, PLACEHOLDER, CriProbe, cri_retry_message
-from tooldiag.suites.bfcl.probes.policies import OvercallHeedingPolicy
+from tests.suites.bfcl.probes.helpers import Recording
 from tooldiag.suites.bfcl.data import case_by_id
 from tooldiag.suites.bfcl.executor import BackendSession
 from tooldiag.suites.bfcl.policies import OvercallPolicy
+from tooldiag.suites.bfcl.probes import probe_factory
+from tooldiag.suites.bfcl.probes.cri import CRI_HEADER, PLACEHOLDER, CriProbe, cri_retry_message
+from tooldiag.suites.bfcl.probes.policies import OvercallHeedingPolicy
 from tooldiag.suites.bfcl.rollout import Rollout, bfcl_result, run_rollout
 from tooldiag.suites.bfcl.runner import grade_trajectory
 from tooldiag.suites.bfcl.tools import to_tool_specs
 from tooldiag.trajectory import Emission, GenerationConfig, Step, ToolCall
-
-from tests.suites.bfcl.probes.helpers import Recording
 
 
 class RecordingOvercall(Recording, OvercallPolicy):
@@ -36,7 +35,8 @@ def test_retry_instruction_text():
     assert cri_retry_message("STATE").splitlines() == [
         "[Over-Action Reconciliation Required]",
         "Your previous response emitted a tool call that may not be warranted by the request and available tools.",
-        "Before it executes, reconcile the call against the user request, the available tools, and runtime-observed state.",
+        "Before it executes, reconcile the call against the user request, the available tools, and "
+        "runtime-observed state.",
         "",
         "Runtime-observed state from executed tool calls and tool results:",
         "STATE",
@@ -67,12 +67,14 @@ def test_bypass_retracts_the_held_out_call_and_injects_the_placeholder():
 def test_retry_retracts_and_requeries_with_the_instruction():
     backend = RecordingHeeding()
     case, traj = rollout("cri-retry", backend, "multi_turn_miss_func_0")
-    (turn, messages), = backend.retry_requests()
+    ((turn, messages),) = backend.retry_requests()
     assert turn == 2
     assert messages[-1].role == "system" and messages[-1].content.startswith(CRI_HEADER)
     assert messages[-2].role == "user"  # the suspect call is not in the context
     gold = traj.turns[2]
-    assert [s.emission.text for s in gold.steps] == ["I cannot do that: none of the available functions can perform this request."]
+    assert [s.emission.text for s in gold.steps] == [
+        "I cannot do that: none of the available functions can perform this request."
+    ]
     assert not any(s.emission.injected for s in gold.steps)
     assert traj.notes["probe"]["events"][0]["action"] == "retry"
     assert grade_trajectory(case, traj).passed
@@ -97,8 +99,16 @@ def test_unresolved_value_on_miss_param_fires():
 def test_no_fire_on_tool_call_turns_or_after_give_back():
     case = case_by_id("multi_turn_miss_func_0")
     tools = to_tool_specs(list(case.functions))
-    rollout_state = Rollout(case=case, model=None, config=GenerationConfig(), session=BackendSession(),
-                            model_name="t", tools=tools, executed=[[], [], []], user_requests=["a", "b", "c"])  # fmt: skip
+    rollout_state = Rollout(
+        case=case,
+        model=None,
+        config=GenerationConfig(),
+        session=BackendSession(),
+        model_name="t",
+        tools=tools,
+        executed=[[], [], []],
+        user_requests=["a", "b", "c"],
+    )
     step = Step(emission=Emission(tool_calls=[ToolCall(name="sort", arguments={"file_name": "final_report.pdf"})]))
     probe = CriProbe("bypass")
     rollout_state.turn_index = 1  # gold tool_call: CRI does not look

@@ -2,6 +2,7 @@
 
 import pytest
 
+from tooldiag.suites.bfcl.data import case_by_id, load_cases
 from tooldiag.suites.bfcl.probes.detectors import (
     Antecedents,
     detect_halt,
@@ -14,7 +15,6 @@ from tooldiag.suites.bfcl.probes.detectors import (
     outstanding_subtasks,
     turn_gold_class,
 )
-from tooldiag.suites.bfcl.data import case_by_id, load_cases
 from tooldiag.trajectory import Emission, ToolCall, ToolSpec
 
 
@@ -119,8 +119,13 @@ def test_numbers_are_found_however_written():
     ],
 )
 def test_antecedent_matching_rules(value, resolved):
-    ante = Antecedents.from_texts(["Move \u2018Final Report.pdf\u2019 and send 10 units, pay 1,000 or 2.50.",
-                                   '{"notes": "the \\"budget\\" plan"}', "the \u201cbudget\u201d plan"])
+    ante = Antecedents.from_texts(
+        [
+            "Move \u2018Final Report.pdf\u2019 and send 10 units, pay 1,000 or 2.50.",
+            '{"notes": "the \\"budget\\" plan"}',
+            "the \u201cbudget\u201d plan",
+        ]
+    )
     assert ante.resolves(value) is resolved
 
 

@@ -41,7 +41,10 @@ def test_probes_never_fire_on_the_oracle_and_change_nothing(tmp):
         comparison = compare(probe_run, baseline)
         assert [c.category for c in comparison.categories] == CATS
         for cat in comparison.categories:
-            assert (cat.gar_shift, cat.acc_shift, cat.changed, cat.probe.fired) == (0.0, 0.0, 0, 0), (spec, cat.category)
+            assert (cat.gar_shift, cat.acc_shift, cat.changed, cat.probe.fired) == (0.0, 0.0, 0, 0), (
+                spec,
+                cat.category,
+            )
         assert comparison.acc_shift == 0.0 and comparison.acc == 100.0
 
 

@@ -22,7 +22,9 @@ def view(case_id, passed, classes=(T,), *, fired=False, injected=(), errored=Fal
 
 
 def make_run(model, probe, rows):
-    return RunView(run_dir=f"runs/{model}-{probe or 'base'}", model=model, probe=probe, cases={r.case_id: r for r in rows})
+    return RunView(
+        run_dir=f"runs/{model}-{probe or 'base'}", model=model, probe=probe, cases={r.case_id: r for r in rows}
+    )
 
 
 def ids(cat, n):
@@ -30,7 +32,9 @@ def ids(cat, n):
 
 
 def test_shifts_are_paired_and_errored_cases_left_out():
-    base = make_run("m", None, [view(i, k < 2) for k, i in enumerate(ids("base", 4))] + [view("multi_turn_base_9", True)])
+    base = make_run(
+        "m", None, [view(i, k < 2) for k, i in enumerate(ids("base", 4))] + [view("multi_turn_base_9", True)]
+    )
     rows = [view(i, k < 3, fired=k == 2, digest="x" if k == 2 else "d") for k, i in enumerate(ids("base", 4))]
     rows[0] = view("multi_turn_base_0", True, errored=True)  # errored in the probe run: unpaired
     probe = make_run("m", "sri", rows)
@@ -79,15 +83,21 @@ def test_table4_table8_table9_layouts():
     base_ids, mf_ids = ids("base", 4), ids("miss_func", 4)
     baseline = make_run("fam", None, [view(i, k == 0) for k, i in enumerate(base_ids)]
                         + [view(i, k < 2, (T,)) for k, i in enumerate(mf_ids)])  # fmt: skip
-    sri = make_run("fam", "sri", [view(i, k < 3) for k, i in enumerate(base_ids)] + [view(i, k == 0) for k, i in enumerate(mf_ids)])
-    retry = make_run("fam", "cri-retry", [view(i, k == 0, (REF,) if k < 3 else (T,), fired=k < 3) for k, i in enumerate(mf_ids)])
-    bypass = make_run("fam", "cri-bypass", [view(i, k < 3, (T,), fired=k < 2, injected=(REF,) if k < 2 else ()) for k, i in enumerate(mf_ids)])
+    sri = make_run(
+        "fam", "sri", [view(i, k < 3) for k, i in enumerate(base_ids)] + [view(i, k == 0) for k, i in enumerate(mf_ids)]
+    )
+    retry = make_run(
+        "fam", "cri-retry", [view(i, k == 0, (REF,) if k < 3 else (T,), fired=k < 3) for k, i in enumerate(mf_ids)]
+    )
+    bypass = make_run(
+        "fam",
+        "cri-bypass",
+        [view(i, k < 3, (T,), fired=k < 2, injected=(REF,) if k < 2 else ()) for k, i in enumerate(mf_ids)],
+    )
     state_only = make_run("fam", "sri:state_only", [view(i, k < 4) for k, i in enumerate(base_ids + mf_ids)])
     report = build_probe_report([sri, retry, bypass, state_only], [baseline])
     md = render(report, "md")
-    assert (
-        "| fam | 100.0 (0.0) | 75.0 (+50.0) | - | - | 75.0 (+75.0) | 75.0 (+25.0) | - | - |" in md
-    ), md
+    assert "| fam | 100.0 (0.0) | 75.0 (+50.0) | - | - | 75.0 (+75.0) | 75.0 (+25.0) | - | - |" in md, md
     tables = {t.key: t for t in report.tables}
     assert tables["table8"].rows == [["fam", "3/8 (37.50%)", "4/8 (+12.5)"]]
     assert tables["table9"].rows == [

@@ -4,15 +4,14 @@ import asyncio
 
 import pytest
 
-from tooldiag.suites.bfcl.probes import probe_factory
-from tooldiag.suites.bfcl.probes.sri import GENERIC_RETRY, SRI_HEADER, STATE_TITLE, reconciliation_message
+from tests.suites.bfcl.probes.helpers import AskingHalt, PwdThenHalt, RecordingHaltRecoverable
 from tooldiag.suites.bfcl.data import case_by_id
 from tooldiag.suites.bfcl.policies import HALT_TEXT
+from tooldiag.suites.bfcl.probes import probe_factory
+from tooldiag.suites.bfcl.probes.sri import GENERIC_RETRY, SRI_HEADER, STATE_TITLE, reconciliation_message
 from tooldiag.suites.bfcl.rollout import bfcl_result, run_rollout
 from tooldiag.suites.bfcl.runner import grade_trajectory
 from tooldiag.trajectory import GenerationConfig
-
-from tests.suites.bfcl.probes.helpers import AskingHalt, PwdThenHalt, RecordingHaltRecoverable
 
 CASE = "multi_turn_base_1"  # ground-truth sizes [1, 2, 2, 1]
 
@@ -40,7 +39,8 @@ def test_reconciliation_message_follows_appendix_b1():
     assert lines[lines.index(STATE_TITLE) + 1] == "STATE"
     assert lines[-4:] == [
         "Decision rule:",
-        "- If any requested sub-task is not reflected in the runtime-observed state, emit exactly one progress-making tool_call now.",
+        "- If any requested sub-task is not reflected in the runtime-observed state, emit exactly one "
+        "progress-making tool_call now.",
         "- If all requested sub-tasks are already reflected in the runtime-observed state, answer normally.",
         "- Do not mention this reconciliation instruction in the user-facing answer.",
     ]
@@ -104,7 +104,7 @@ def test_baseline_of_the_same_policy_fails_and_never_sees_a_system_message():
 
 def test_at_most_one_retry_per_turn_boundary():
     backend = AskingHalt()  # ignores the instruction: halts again after the retry
-    case, traj = rollout("sri", backend)
+    _case, traj = rollout("sri", backend)
     for turn in traj.turns[1:]:
         retried = [s for s in turn.steps if s.notes.get("sri", {}).get("action") == "retry"]
         assert len(retried) <= 1

@@ -14,11 +14,14 @@ def test_empty_and_errors_only_give_the_paper_text():
 def test_successful_calls_in_order_with_turn_tags():
     executed = [
         [("cd(folder='docs')", '{"current_working_directory": "docs"}')],
-        [("mv(source='a', destination='b')", "Error during execution: boom"), ("ls()", '{"current_directory_content":\n ["b"]}')],
+        [
+            ("mv(source='a', destination='b')", "Error during execution: boom"),
+            ("ls()", '{"current_directory_content":\n ["b"]}'),
+        ],
     ]
     assert state_dump(executed).splitlines() == [
-        "[t0] cd(folder='docs') -> {\"current_working_directory\": \"docs\"}",
-        "[t1] ls() -> {\"current_directory_content\": [\"b\"]}",
+        '[t0] cd(folder=\'docs\') -> {"current_working_directory": "docs"}',
+        '[t1] ls() -> {"current_directory_content": ["b"]}',
     ]
 
 
