@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from typing import Any
 from tooldiag.errors import ModelCallError, StoreError, UserError
 from tooldiag.metrics.structural import METRICS
 from tooldiag.models.base import ModelBackend, TaskContext
+from tooldiag.runner import NullProgress, ProgressSink, run_pool
 from tooldiag.suites.judgebench.conditions import (
     CONDITIONS,
     derangement_basis,
@@ -34,7 +35,7 @@ from tooldiag.suites.judgebench.conditions import (
     group_by_dag,
     parse_conditions,
 )
-from tooldiag.suites.judgebench.generate import check_difficulties, fatal, run_pool
+from tooldiag.suites.judgebench.generate import check_difficulties, fatal
 from tooldiag.suites.judgebench.parsing import (
     JudgeVerdict,
     parse_judge_reply,
@@ -95,11 +96,14 @@ async def judge_predictions(
     seed: int = 42,
     concurrency: int = 8,
     prompt_dir: str | Path | None = None,
-    on_start: Callable[[int, int], None] | None = None,
-    on_unit: Callable[[str], None] | None = None,
+    progress: ProgressSink | None = None,
 ) -> JudgeSummary:
-    """Judge every stored plan (optionally only some generators/difficulties) not yet judged."""
+    """Judge every stored plan (optionally only some generators/difficulties) not yet judged.
+
+    ``progress`` hears of every stored verdict, tallied by status.
+    """
     started = time.perf_counter()
+    progress = progress or NullProgress()
     config = config or GenerationConfig()
     conditions = parse_conditions(list(conditions))
     difficulties = check_difficulties(difficulties)
@@ -150,8 +154,7 @@ async def judge_predictions(
             units.append(
                 _Plan(record, shown, pred["generator"], pred["difficulty"], pred["calls"], condition, texts)
             )
-    if on_start:
-        on_start(len(units) + summary.skipped, summary.skipped)
+    progress.start(len(units) + summary.skipped, summary.skipped)
 
     async def work(plan: _Plan) -> None:
         condition = CONDITIONS[plan.condition]
@@ -190,12 +193,12 @@ async def judge_predictions(
             summary.retried += 1
         if status == "ok" and values and any(values.get(m) is None for m in METRICS):
             summary.missing_metric += 1
-        if on_unit:
-            on_unit(status)
+        progress.advance(status)
 
     try:
         await run_pool(units, work, concurrency)
     finally:
+        progress.finish()
         await backend.aclose()
     summary.wall_s = time.perf_counter() - started
     return summary
