@@ -3,7 +3,7 @@
 Each stored plan that parsed (status ``ok``) is judged under every requested condition
 (:mod:`tooldiag.suites.judgebench.conditions`). A reply is parsed robustly
 (:mod:`tooldiag.suites.judgebench.parsing`); an unparseable reply is retried ``retries``
-times (the paper: "rerun twice, then excluded") and then stored as ``null``, which the
+times as new draws (:func:`tooldiag.judges.draw_until_parsed`) (the paper: "rerun twice, then excluded") and then stored as ``null``, which the
 analysis reports and never counts as agreement or disagreement. Prometheus conditions make
 four single-metric absolute-grading calls and merge their 1-5 grades into one verdict
 (grade g -> (g - 1) / 4); a metric whose calls all fail is missing, and a unit with no
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tooldiag.errors import ModelCallError, StoreError, UserError
+from tooldiag.judges.reply import draw_until_parsed
 from tooldiag.metrics.structural import METRICS
 from tooldiag.models.base import ModelBackend, TaskContext
 from tooldiag.runner import NullProgress, ProgressSink, run_pool
@@ -254,17 +255,13 @@ async def _single(
     backend: ModelBackend, plan: _Plan, template: PromptTemplate, config: GenerationConfig, retries: int
 ) -> tuple[str, dict[str, float | None] | None, dict[str, Any] | None, list[str | None], int]:
     messages = [Message(role=template.role, content=template.render(**_prompt_values(plan)))]
-    texts: list[str | None] = []
-    verdict: JudgeVerdict | None = None
-    for attempt in range(1 + retries):
-        emission = await backend.generate(messages, None, None, config, context=_context(plan, attempt))
-        texts.append(emission.text)
-        verdict = parse_judge_reply(emission.text)
-        if verdict is not None:
-            break
+    draws = await draw_until_parsed(
+        backend, messages, config, parse_judge_reply, retries=retries, context=lambda attempt: _context(plan, attempt)
+    )
+    verdict = draws.value
     if verdict is None:
-        return "null", None, None, texts, len(texts)
-    return "ok", verdict.values, verdict.as_released(), texts, len(texts)
+        return "null", None, None, draws.texts, draws.attempts
+    return "ok", verdict.values, verdict.as_released(), draws.texts, draws.attempts
 
 
 async def _per_metric(
@@ -285,16 +282,17 @@ async def _per_metric(
             raise UserError(f"the Prometheus rubrics lack a '## {metric}' section", hint="fix prometheus_rubrics.txt")
         content = template.render(**base, criterion=metric.replace("_", " "), rubric=rubric)
         messages = [Message(role=template.role, content=content)]
-        texts[metric] = []
-        grade = None
-        for attempt in range(1 + retries):
-            attempts += 1
-            emission = await backend.generate(messages, None, None, config, context=_context(plan, attempt, metric))
-            texts[metric].append(emission.text)
-            grade = parse_prometheus_reply(emission.text)
-            if grade is not None:
-                break
-        values[metric] = prometheus_to_unit(grade) if grade is not None else None
+        draws = await draw_until_parsed(
+            backend,
+            messages,
+            config,
+            parse_prometheus_reply,
+            retries=retries,
+            context=lambda attempt, metric=metric: _context(plan, attempt, metric),
+        )
+        texts[metric] = draws.texts
+        attempts += draws.attempts
+        values[metric] = prometheus_to_unit(draws.value) if draws.value is not None else None
     if all(v is None for v in values.values()):
         return "null", None, None, texts, attempts
     verdict = JudgeVerdict(values, {m: "" for m in METRICS}, None).as_released()
