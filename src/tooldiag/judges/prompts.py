@@ -84,15 +84,18 @@ def parse_template(text: str, origin: str) -> PromptTemplate:
     return PromptTemplate(meta["name"], meta["version"], meta.get("role", "user"), placeholders, body.strip("\n") + ending)
 
 
-def load_prompt(package: str, name: str, prompt_dir: str | Path | None = None, folder: str = "prompts") -> PromptTemplate:
-    """Template ``name`` (file ``name.txt``) from ``prompt_dir`` when it has the file, else the
-    one packaged in ``package``'s ``folder``."""
+def load_prompt(
+    package: str, name: str, prompt_dir: str | Path | None = None, *, folder: str = "prompts", suffix: str = ".txt"
+) -> PromptTemplate:
+    """Template ``name`` (file ``name`` + ``suffix``) from ``prompt_dir`` when it has the file, else
+    the one packaged in ``package``'s ``folder``."""
+    file_name = f"{name}{suffix}"
     if prompt_dir is not None:
-        path = Path(prompt_dir) / f"{name}.txt"
+        path = Path(prompt_dir) / file_name
         if path.exists():
             return parse_template(path.read_text("utf-8"), str(path))
-    resource = resources.files(package).joinpath(f"{folder}/{name}.txt")
+    resource = resources.files(package).joinpath(f"{folder}/{file_name}")
     if not resource.is_file():
         where = package.replace(".", "/")
         raise UserError(f"no prompt template named {name!r}", hint=f"see {where}/{folder}/")
-    return parse_template(resource.read_text("utf-8"), f"{folder}/{name}.txt")
+    return parse_template(resource.read_text("utf-8"), f"{folder}/{file_name}")
