@@ -22,6 +22,7 @@ from pydantic import BaseModel, field_validator
 
 from tooldiag.classify.classes import ActionClass
 from tooldiag.errors import UserError
+from tooldiag.judges.extract import BY_POSITION
 from tooldiag.judges.prompts import PromptTemplate, load_prompt
 from tooldiag.judges.reply import draw_until_parsed, parse_reply
 from tooldiag.runner import run_pool
@@ -66,7 +67,7 @@ def parse_judge_answer(answer: str | None) -> ActionClass | None:
     """The class in a judge answer (JSON, possibly wrapped in prose or fences); ``None`` if absent."""
     if not answer:
         return None
-    reply = parse_reply(answer, ActionClassReply, openers="{", nested=True)
+    reply = parse_reply(answer, ActionClassReply, BY_POSITION)
     return ActionClass(reply.action_class) if reply is not None else None
 
 

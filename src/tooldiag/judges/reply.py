@@ -20,7 +20,7 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from tooldiag.judges.extract import iter_json_values
+from tooldiag.judges.extract import FENCES_FIRST, Extraction, iter_json_values
 from tooldiag.models.base import ModelBackend, TaskContext
 from tooldiag.trajectory import GenerationConfig, Message
 
@@ -28,9 +28,9 @@ Schema = TypeVar("Schema", bound=BaseModel)
 Parsed = TypeVar("Parsed")
 
 
-def parse_reply(text: str | None, schema: type[Schema], *, openers: str = "{[", nested: bool = False) -> Schema | None:
-    """The first JSON object in ``text`` that validates as ``schema``, else ``None``."""
-    for value in iter_json_values(text, openers=openers, nested=nested):
+def parse_reply(text: str | None, schema: type[Schema], how: Extraction = FENCES_FIRST) -> Schema | None:
+    """The first JSON object in ``text`` (searched as ``how`` says) that validates as ``schema``, else ``None``."""
+    for value in iter_json_values(text, how):
         if not isinstance(value, dict):
             continue
         try:

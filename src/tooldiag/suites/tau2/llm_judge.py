@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, field_validator, model_validator
 
 from tooldiag.errors import ModelCallError, UserError
+from tooldiag.judges.extract import BY_POSITION
 from tooldiag.judges.prompts import PromptTemplate, load_prompt
 from tooldiag.judges.reply import draw_until_parsed, parse_reply
 from tooldiag.runner import run_pool
@@ -100,7 +101,7 @@ class ConsentReply(BaseModel):
 
 def parse_consent_reply(text: str | None) -> ConsentReply | None:
     """The first JSON object in ``text`` (inner objects included) that is a :class:`ConsentReply`."""
-    return parse_reply(text, ConsentReply, openers="{", nested=True)
+    return parse_reply(text, ConsentReply, BY_POSITION)
 
 
 def parse_judge_reply(text: str | None) -> tuple[bool | None, bool | None, str]:
