@@ -124,3 +124,34 @@ def test_resume_accepts_a_moved_endpoint_and_longer_timeout(tmp_path):
     assert store.config.base_url == "http://127.0.0.1:9000/v1"
     store.close()
     assert RunStore.open(tmp_path / "r").config.base_url == "http://127.0.0.1:9000/v1"
+
+
+class RecordingProgress:
+    """A ProgressSink that keeps every call."""
+
+    def __init__(self):
+        self.calls = []
+
+    def start(self, total, done_already, tallies=None):
+        self.calls.append(("start", total, done_already, tallies))
+
+    def advance(self, label, ok=None):
+        self.calls.append(("advance", label, ok))
+
+    def finish(self):
+        self.calls.append(("finish",))
+
+
+def test_runner_reports_through_the_progress_protocol(tmp_path):
+    import asyncio
+
+    from tooldiag.models.base import ModelOptions
+    from tooldiag.suites.bfcl.runner import run_bfcl_async
+    from tooldiag.trajectory import RunConfig
+
+    config = RunConfig(suite="bfcl", model="ref/halt", categories=["base"], limit=3)
+    run_bfcl("ref/halt", tmp_path / "p", categories=["base"], limit=2)
+    progress = RecordingProgress()
+    asyncio.run(run_bfcl_async(config, tmp_path / "p", ModelOptions(), progress=progress))
+    assert progress.calls[0][:3] == ("start", 3, 2) and progress.calls[0][3]["base"]["done"] == 2
+    assert progress.calls[1:] == [("advance", "base", False), ("finish",)]
