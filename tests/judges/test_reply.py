@@ -46,9 +46,8 @@ def _parse(text: str | None) -> Answer | None:
 def test_retries_are_new_draws_until_a_reply_parses() -> None:
     backend = Scripted(["garbage", "still garbage", '{"label": "yes"}', "unused"])
     context = TaskContext(suite="s", case_id="c")
-    draws = asyncio.run(
-        draw_until_parsed(backend, [Message(role="user", content="q")], GenerationConfig(), _parse, retries=5, context=context)
-    )
+    question = [Message(role="user", content="q")]
+    draws = asyncio.run(draw_until_parsed(backend, question, GenerationConfig(), _parse, retries=5, context=context))
     assert draws.value == Answer(label="yes") and draws.attempts == 3
     assert draws.texts == ["garbage", "still garbage", '{"label": "yes"}']
     assert backend.samples == [0, 1, 2]  # each retry is a new sample, so the cache cannot replay the old reply
@@ -69,8 +68,7 @@ def test_draw_context_and_cache_keys_differ_per_draw() -> None:
     assert draw_context(None, 0) is None and draw_context(None, 2) == TaskContext(sample=2)
     base = TaskContext(case_id="c")
     assert draw_context(base, 0) is base
-    keys = {
-        cache_key("p", "m", [Message(role="user", content="q")], None, None, GenerationConfig(), draw_context(base, n).sample)
-        for n in range(3)
-    }
+    question = [Message(role="user", content="q")]
+    samples = [draw_context(base, n).sample for n in range(3)]
+    keys = {cache_key("p", "m", question, None, None, GenerationConfig(), sample) for sample in samples}
     assert len(keys) == 3

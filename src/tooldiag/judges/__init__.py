@@ -6,7 +6,14 @@ Versioned prompt files (:mod:`~tooldiag.judges.prompts`), robust JSON extraction
 one. This package knows no suite.
 """
 
-from tooldiag.judges.extract import BY_POSITION, FENCES_FIRST, Extraction, iter_json_values, json_values, strip_reasoning
+from tooldiag.judges.extract import (
+    BY_POSITION,
+    FENCES_FIRST,
+    Extraction,
+    iter_json_values,
+    json_values,
+    strip_reasoning,
+)
 from tooldiag.judges.prompts import PromptTemplate, load_prompt, parse_template
 from tooldiag.judges.reply import Draws, draw_context, draw_until_parsed, parse_reply
 

@@ -81,7 +81,8 @@ def parse_template(text: str, origin: str) -> PromptTemplate:
             hint="list them under 'placeholders:'",
         )
     ending = "" if meta.get("final_newline", "yes").lower() in ("no", "false") else "\n"
-    return PromptTemplate(meta["name"], meta["version"], meta.get("role", "user"), placeholders, body.strip("\n") + ending)
+    body = body.strip("\n") + ending
+    return PromptTemplate(meta["name"], meta["version"], meta.get("role", "user"), placeholders, body)
 
 
 def load_prompt(

@@ -53,7 +53,7 @@ class Draws(Generic[Parsed]):
 
 
 def draw_context(context: TaskContext | None, attempt: int) -> TaskContext | None:
-    """``context`` for attempt ``attempt``: its ``sample`` is the attempt number (no context on attempt 0 stays none)."""
+    """``context`` for attempt ``attempt``, whose ``sample`` is the attempt number (none on attempt 0 stays none)."""
     if context is None:
         return None if attempt == 0 else TaskContext(sample=attempt)
     return context if context.sample == attempt else dataclasses.replace(context, sample=attempt)
