@@ -5,9 +5,9 @@ Each stored plan that parsed (status ``ok``) is judged under every requested con
 (:mod:`tooldiag.suites.judgebench.parsing`); an unparseable reply is retried ``retries``
 times as new draws (:func:`tooldiag.judges.draw_until_parsed`; the paper: "rerun twice, then
 excluded") and then stored as ``null``, which the analysis reports and never counts as
-agreement or disagreement. Prometheus conditions make four single-metric absolute-grading calls and merge their 1-5 grades into one verdict
-(grade g -> (g - 1) / 4); a metric whose calls all fail is missing, and a unit with no
-metric at all is null.
+agreement or disagreement. Prometheus conditions make four single-metric absolute-grading
+calls and merge their 1-5 grades into one verdict (grade g -> (g - 1) / 4); a metric whose
+calls all fail is missing, and a unit with no metric at all is null.
 
 A model call that fails for infrastructure reasons (after the provider's own retries) is
 stored as ``error`` and retried on the next run; a fatal one (bad key, unknown model) stops
