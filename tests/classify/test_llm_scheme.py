@@ -97,3 +97,43 @@ def test_classify_cli_with_judge(tmp_path, capsys):
     path.write_text(json.dumps({"role": "assistant", "content": "Above my pay grade, sorry."}) + "\n")
     main(["classify", str(path), "--scheme", "llm", "--judge", "scriptedjudge/x"])
     assert json.loads(capsys.readouterr().out)["action_class"] == "refuse"
+
+
+class CountingJudge(ModelBackend):
+    """Answers 'ask' after a short wait, recording the most requests in flight at once."""
+
+    in_flight = 0
+    peak = 0
+
+    async def complete(self, request):
+        import asyncio
+
+        CountingJudge.in_flight += 1
+        CountingJudge.peak = max(CountingJudge.peak, CountingJudge.in_flight)
+        await asyncio.sleep(0.002)
+        CountingJudge.in_flight -= 1
+        return Emission(text='```json\n{"action_class": "ask"}\n```')
+
+
+@provider("countingjudge")
+def _make_counting(name, options):
+    return CountingJudge()
+
+
+def test_llm_classifier_requests_are_bounded_and_ordered():
+    from tooldiag.classify.llm import DEFAULT_CONCURRENCY
+
+    CountingJudge.peak = 0
+    judge = LLMClassifier("countingjudge/x")
+    items = [(f"message {i}", False) for i in range(30)] + [("[ls(a=True)]", False)]
+    labels = judge.classify_many(items)
+    assert labels == [ActionClass.ASK] * 30 + [ActionClass.TOOL_CALL]
+    assert CountingJudge.peak == DEFAULT_CONCURRENCY  # bounded (it was an unbounded gather)
+
+
+def test_judge_prompt_is_the_versioned_file():
+    from tooldiag.classify.llm import PROMPT_VERSION, judge_prompt, judge_template
+
+    prompt = judge_prompt("Which folder?")
+    assert prompt.startswith("You label one message") and prompt.endswith("<<<\nWhich folder?\n>>>")
+    assert judge_template().placeholders == ("message_text",) and PROMPT_VERSION == "action-class-judge-v1"

@@ -5,22 +5,28 @@ deterministic across providers, but it reads meaning, so comparing it with
 ``default`` on a run shows where the cue lists fall short. The judge model is any
 ``provider/model`` string (``TOOLDIAG_CLASSIFY_MODEL`` or ``--judge``). Tool calls are
 still decided by syntax, never by the judge. An answer the judge garbles falls back to
-the ``default`` scheme's label and is counted in :attr:`LLMClassifier.fallbacks`.
+the ``default`` scheme's label and is counted in :attr:`LLMClassifier.fallbacks`. The prompt
+file, reply schema and request pool are the shared LLM-judge toolkit's (:mod:`tooldiag.judges`)
+and worker pool's (:mod:`tooldiag.runner`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import re
-import textwrap
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, field_validator
 
 from tooldiag.classify.classes import ActionClass
 from tooldiag.classify.registry import SchemeOptions, scheme
 from tooldiag.errors import UserError
+from tooldiag.judges.extract import BY_POSITION
+from tooldiag.judges.prompts import PromptTemplate, load_prompt
+from tooldiag.judges.reply import draw_until_parsed, parse_reply
+from tooldiag.runner import run_pool
 
 if TYPE_CHECKING:
     from tooldiag.models.base import ModelOptions
@@ -31,52 +37,42 @@ MODEL_ENV = "TOOLDIAG_CLASSIFY_MODEL"
 #: Bumped whenever the prompt changes, so stored labels name the prompt they came from.
 PROMPT_VERSION = "action-class-judge-v1"
 
-JUDGE_PROMPT = textwrap.dedent(
-    """\
-    You label one message that an AI agent with tools sent to its user. Pick exactly one class:
+#: Requests in flight when the classifier's model options name no concurrency (the requests
+#: were unbounded before the shared pool; 8 is every runner's default).
+DEFAULT_CONCURRENCY = 8
 
-    - ask: the agent requests information it needs to proceed: a missing value, a choice between
-      options, an identifier, or asks the user to check a value ("Could you double-check the order
-      number?", "Please provide the amount.", "Which folder?").
-    - refuse: the agent declines or says it cannot do the request or part of it (missing function or
-      capability, policy, impossibility), including partial refusals ("I can't do X, but I can do Y").
-    - confirm: the agent asks for explicit consent before a consequential action it is about to take
-      ("Shall I proceed with the booking for $350?", "Reply yes to confirm the cancellation").
-    - other: results, summaries, completion reports, greetings, offers of further help, pleasantries.
 
-    If several apply, prefer refuse, then ask, then confirm. An apology followed by a request for
-    information is ask. "Confirm the order ID" is ask (checking a value); "confirm the cancellation"
-    is confirm. "Would you like more details?" is other.
+@cache
+def judge_template() -> PromptTemplate:
+    """The versioned prompt (``prompts/action-class-judge-v1.txt``): tagged ``PROMPT_VERSION``."""
+    return load_prompt("tooldiag.classify", PROMPT_VERSION)
 
-    Examples:
-    "I'm sorry, I couldn't find that reservation. Could you double-check the confirmation code?" -> ask
-    "There is no function to send emails, so I can't do that part." -> refuse
-    "I'll cancel order #W1 and refund $54 to your Visa. Do you want me to go ahead?" -> confirm
-    "Done! Your order has been cancelled. Anything else?" -> other
 
-    Answer with JSON only: {"action_class": "ask" | "refuse" | "confirm" | "other"}
+def judge_prompt(text: str) -> str:
+    """The judge's prompt for one message text (already cut to the classifier's ``max_chars``)."""
+    return judge_template().render(message_text=text)
 
-    Message:
-    <<<
-    MESSAGE_TEXT
-    >>>"""
-)
 
-_JSON_OBJECT = re.compile(r"\{[^{}]*\}")
+class ActionClassReply(BaseModel):
+    """The judge's reply: ``{"action_class": "ask" | "refuse" | "confirm" | "other"}`` (any case).
+
+    ``tool_call`` is not a judge answer: tool calls are decided by syntax before the judge is asked.
+    """
+
+    action_class: Literal["ask", "refuse", "confirm", "other"]
+
+    @field_validator("action_class", mode="before")
+    @classmethod
+    def _normalise(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
 
 
 def parse_judge_answer(answer: str | None) -> ActionClass | None:
-    """The class in a judge answer (JSON, possibly wrapped in prose); ``None`` if absent."""
+    """The class in a judge answer (JSON, possibly wrapped in prose or fences); ``None`` if absent."""
     if not answer:
         return None
-    for match in _JSON_OBJECT.finditer(answer):
-        try:
-            value = json.loads(match.group(0)).get("action_class")
-        except (json.JSONDecodeError, AttributeError):
-            continue
-        if isinstance(value, str) and value.strip().lower() in {"ask", "refuse", "confirm", "other"}:
-            return ActionClass(value.strip().lower())
-    return None
+    reply = parse_reply(answer, ActionClassReply, BY_POSITION)
+    return ActionClass(reply.action_class) if reply is not None else None
 
 
 def _no_judge() -> UserError:
@@ -123,29 +119,42 @@ class LLMClassifier:
         return None
 
     async def aclassify_many(self, items: Sequence[tuple[Any, bool]]) -> list[ActionClass]:
-        """Labels for ``(text, has_calls)`` pairs, querying the judge concurrently."""
+        """Labels for ``(text, has_calls)`` pairs, in order, querying the judge through the shared
+        worker pool (at most :meth:`_concurrency` requests in flight)."""
         from tooldiag.models.registry import resolve_model
         from tooldiag.trajectory import GenerationConfig, Message
 
         backend = resolve_model(self.model, self.options)
         config = GenerationConfig(temperature=0.0, max_tokens=50)
 
-        async def one(text: Any, has_calls: bool) -> ActionClass:
+        labels: list[ActionClass] = [ActionClass.OTHER] * len(items)
+
+        async def one(index: int) -> ActionClass:
+            text, has_calls = items[index]
             early = self._syntax_or_empty(text, has_calls)
             if early is not None:
                 return early
-            prompt = JUDGE_PROMPT.replace("MESSAGE_TEXT", str(text)[: self.max_chars])
-            emission = await backend.generate([Message(role="user", content=prompt)], None, None, config)
-            label = parse_judge_answer(emission.text)
-            if label is None:
+            prompt = judge_prompt(str(text)[: self.max_chars])
+            draws = await draw_until_parsed(backend, [Message(role="user", content=prompt)], config, parse_judge_answer)
+            if draws.value is None:
                 self.fallbacks += 1
                 return self._rules(text, False)
-            return label
+            return draws.value
+
+        def keep(index: int, label: ActionClass) -> None:
+            labels[index] = label
 
         try:
-            return list(await asyncio.gather(*(one(text, calls) for text, calls in items)))
+            await run_pool(range(len(items)), one, self._concurrency(), keep)
         finally:
             await backend.aclose()
+        return labels
+
+    def _concurrency(self) -> int:
+        """Judge requests in flight: the ``concurrency`` of the model options the classifier was
+        given, else :data:`DEFAULT_CONCURRENCY`."""
+        concurrency = self.options.concurrency if self.options is not None else None
+        return max(1, concurrency or DEFAULT_CONCURRENCY)
 
     def classify_many(self, items: Sequence[tuple[Any, bool]]) -> list[ActionClass]:
         try:

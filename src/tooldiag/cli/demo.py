@@ -53,7 +53,7 @@ def demo_command(
         config = RunConfig(suite="bfcl", model=model, categories=list(CATEGORIES))
         prepared = prepare_run(config, run_dir)
         with run_progress(f"bfcl {model}", enabled=not quiet) as progress:
-            summary = asyncio.run(execute_run(prepared, on_start=progress.start, on_case=progress.case))
+            summary = asyncio.run(execute_run(prepared, progress=progress))
         if not quiet:
             print_summary(summary, console)
         run_dirs.append(run_dir)

@@ -7,7 +7,6 @@ re-run the same command after an interruption and only missing units are done.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -74,40 +73,6 @@ def _options(base_url, api_key_env, concurrency, no_cache, max_retries):
     )
 
 
-@contextmanager
-def _progress(label: str, enabled: bool):
-    """Yields (on_start, on_unit) callbacks that drive a rich progress bar on stderr."""
-    if not enabled:
-        yield None, None
-        return
-    from collections import Counter
-
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-    counts: Counter = Counter()
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[counts]}"),
-        console=Console(stderr=True),
-    )
-    state: dict = {}
-
-    def on_start(total: int, already: int) -> None:
-        state["task"] = progress.add_task(label, total=total, completed=already, counts="")
-
-    def on_unit(status: str) -> None:
-        counts[status] += 1
-        progress.update(state["task"], advance=1, counts=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-
-    with progress:
-        yield on_start, on_unit
-
-
 @app.command("predict")
 def predict_command(
     generator: Annotated[list[str], typer.Option("--generator", "-g", help="Generator model string (repeatable), e.g. openai/NAME or ref/jb-perturb.")],
@@ -132,6 +97,7 @@ def predict_command(
 
     from rich.console import Console
 
+    from tooldiag.cli.progress import run_progress
     from tooldiag.models import resolve_model
     from tooldiag.suites.judgebench.generate import check_difficulties, generation_config, predict
     from tooldiag.suites.judgebench.loaders import load_records
@@ -146,11 +112,11 @@ def predict_command(
     console = Console()
     with JudgeBenchStore(run_dir) as store:
         for name, backend in backends.items():
-            with _progress(f"predict {name}", not quiet) as (on_start, on_unit):
+            with run_progress(f"predict {name}", enabled=not quiet) as progress:
                 summary = asyncio.run(
                     predict(
                         store, loaded, name, backend, difficulties=chosen, config=config, concurrency=concurrency,
-                        prompt_dir=prompts, on_start=on_start, on_unit=on_unit,
+                        prompt_dir=prompts, progress=progress,
                     )
                 )
             statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())) or "nothing new"
@@ -189,6 +155,7 @@ def judge_command(
 
     from rich.console import Console
 
+    from tooldiag.cli.progress import run_progress
     from tooldiag.models import resolve_model
     from tooldiag.suites.judgebench.conditions import parse_conditions
     from tooldiag.suites.judgebench.generate import check_difficulties, generation_config
@@ -204,12 +171,12 @@ def judge_command(
     console = Console()
     with JudgeBenchStore(run_dir, create=False) as store:
         for name, backend in backends.items():
-            with _progress(f"judge {name}", not quiet) as (on_start, on_unit):
+            with run_progress(f"judge {name}", enabled=not quiet) as progress:
                 summary = asyncio.run(
                     judge_predictions(
                         store, name, backend, conditions=chosen_conditions, generators=generator or None,
                         difficulties=chosen, config=config, retries=retries, seed=seed, concurrency=concurrency,
-                        prompt_dir=prompts, on_start=on_start, on_unit=on_unit,
+                        prompt_dir=prompts, progress=progress,
                     )
                 )
             parts = ", ".join(f"{c} {s} {n}" for (c, s), n in sorted(summary.statuses.items())) or "nothing new"

@@ -105,7 +105,7 @@ def run_bfcl_command(
         probe_factory = make_probe_factory(probe)
     prepared = prepare_run(config, run_dir, options)
     with run_progress(f"bfcl {model}", enabled=not quiet) as progress:
-        summary = asyncio.run(execute_run(prepared, probe_factory, on_start=progress.start, on_case=progress.case))
+        summary = asyncio.run(execute_run(prepared, probe_factory, progress))
     print_summary(summary)
 
 

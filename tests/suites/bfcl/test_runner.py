@@ -112,3 +112,33 @@ def test_kill_9_midway_then_resume_loses_and_duplicates_nothing(tmp_path):
     run_bfcl("ref/oracle", tmp_path / "clean", categories=["base", "miss_func"], limit=30)
     assert [r[:4] for r in rows] == _rows(tmp_path / "clean" / "run.sqlite")
 
+
+class RecordingProgress:
+    """A ProgressSink that keeps every call."""
+
+    def __init__(self):
+        self.calls = []
+
+    def start(self, total, done_already, tallies=None):
+        self.calls.append(("start", total, done_already, tallies))
+
+    def advance(self, label, ok=None):
+        self.calls.append(("advance", label, ok))
+
+    def finish(self):
+        self.calls.append(("finish",))
+
+
+def test_runner_reports_through_the_progress_protocol(tmp_path):
+    import asyncio
+
+    from tooldiag.models.base import ModelOptions
+    from tooldiag.suites.bfcl.runner import run_bfcl_async
+    from tooldiag.trajectory import RunConfig
+
+    config = RunConfig(suite="bfcl", model="ref/halt", categories=["base"], limit=3)
+    run_bfcl("ref/halt", tmp_path / "p", categories=["base"], limit=2)
+    progress = RecordingProgress()
+    asyncio.run(run_bfcl_async(config, tmp_path / "p", ModelOptions(), progress=progress))
+    assert progress.calls[0][:3] == ("start", 3, 2) and progress.calls[0][3]["base"]["done"] == 2
+    assert progress.calls[1:] == [("advance", "base", False), ("finish",)]

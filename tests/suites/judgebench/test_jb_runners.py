@@ -286,3 +286,26 @@ def test_killed_judge_run_resumes_without_loss_or_duplicates(tmp_path, records):
         statuses = {s for (s,) in store.db.execute("SELECT DISTINCT status FROM judgements")}
     assert rows == (expected_units, expected_units)
     assert statuses == {"ok"}
+
+
+def test_runners_report_through_the_progress_protocol(tmp_path, records):
+    calls = []
+
+    class Recording:
+        def start(self, total, done_already, tallies=None):
+            calls.append(("start", total, done_already))
+
+        def advance(self, label, ok=None):
+            calls.append(("advance", label, ok))
+
+        def finish(self):
+            calls.append(("finish",))
+
+    store = JudgeBenchStore(tmp_path / "run")
+    summary = run_predict(store, records[:2], "ref/jb-oracle", difficulties=["easy"], progress=Recording())
+    assert calls[0] == ("start", summary.ran, 0) and calls[-1] == ("finish",)
+    assert calls[1:-1] == [("advance", "ok", None)] * summary.ran
+    calls.clear()
+    run_judge(store, "ref/jb-exact", conditions=["with_gt"], difficulties=["easy"], progress=Recording())
+    assert calls[0][0] == "start" and calls[-1] == ("finish",) and len(calls) == calls[0][1] + 2
+    store.close()

@@ -122,3 +122,12 @@ def test_cli_with_judge_and_unknown_model(tmp_path, capsys):
         main(["tau2", "diagnose", str(RETAIL_V0), "--judge", "nosuchprovider/x"])
     assert exit_info.value.code == 2
     assert "unknown model provider" in capsys.readouterr().err
+
+
+def test_consent_reply_schema():
+    from tooldiag.suites.tau2.llm_judge import ConsentReply, parse_consent_reply
+
+    reply = ConsentReply.model_validate({"CONFIRMED": "Y", "user_changed_answer": "perhaps", "reason": ["x"]})
+    assert (reply.confirmed, reply.user_changed_answer, reply.reason) == (True, None, "")
+    assert parse_consent_reply('[{"confirmed": 0}]').confirmed is False  # inner objects count
+    assert parse_consent_reply('{"confirmed": 2}') is None

@@ -1,6 +1,7 @@
 """Run a model through BFCL multi-turn into a resumable run store.
 
-Cases run concurrently (bounded by ``concurrency``), the turns of a case in order.
+Cases run concurrently in the shared worker pool (bounded by ``concurrency``), the turns of a
+case in order.
 Each finished case is graded at once and committed atomically, so a run killed at
 any moment resumes by re-running the same command: finished cases are skipped,
 infrastructure-error rows are retried, nothing is duplicated.
@@ -18,6 +19,7 @@ from pathlib import Path
 from tooldiag.errors import ModelCallError, UserError
 from tooldiag.models.base import ModelBackend, ModelOptions
 from tooldiag.models.registry import resolve_model
+from tooldiag.runner import ERROR_LABEL, NullProgress, ProgressSink, run_pool
 from tooldiag.store import RunStore
 from tooldiag.suites.bfcl import CATEGORIES
 from tooldiag.suites.bfcl.data import BfclCase, load_cases
@@ -64,7 +66,17 @@ def select_cases(config: RunConfig) -> list[BfclCase]:
     return load_cases(config.categories or list(CATEGORIES), ids=config.case_ids, limit=config.limit)
 
 
-ProgressCallback = Callable[[CaseTrajectory, Grade | None], None]
+def case_outcome(trajectory: CaseTrajectory, grade: Grade | None) -> tuple[str, bool | None]:
+    """``(label, ok)`` of a stored case for a :class:`ProgressSink`: its category and whether it
+    passed, or :data:`ERROR_LABEL` for an error row (no grade, retried on resume)."""
+    if grade is None:
+        return ERROR_LABEL, None
+    return trajectory.category, grade.passed
+
+
+def advance_case(progress: ProgressSink, trajectory: CaseTrajectory, grade: Grade | None) -> None:
+    """Report one stored case to ``progress`` (the runner and the importer both call this)."""
+    progress.advance(*case_outcome(trajectory, grade))
 
 
 async def run_cases(
@@ -74,7 +86,7 @@ async def run_cases(
     generation: GenerationConfig,
     concurrency: int = 8,
     probe_factory: Callable[[], Probe] | None = None,
-    on_case: ProgressCallback | None = None,
+    progress: ProgressSink | None = None,
 ) -> tuple[list[str], list[str]]:
     """Run and store ``cases``; returns the messages of cases stored as error rows and
     of cases graded ``inference_error`` because the server rejected their request.
@@ -82,7 +94,6 @@ async def run_cases(
     A fatal model error (bad key, unknown model, unreachable server) stops the run
     with a :class:`UserError`; what finished stays stored.
     """
-    semaphore = asyncio.Semaphore(max(1, concurrency))
     errors: list[str] = []
     rejected: list[str] = []
 
@@ -91,48 +102,43 @@ async def run_cases(
         notes = {**case_notes(case), **notes}
         return CaseTrajectory(case_id=case.id, category=case.category, inference_error=message, notes=notes), None
 
-    async def one(case: BfclCase) -> None:
-        async with semaphore:
-            probe = probe_factory() if probe_factory else None
-            trajectory: CaseTrajectory
-            grade: Grade | None
-            try:
-                trajectory = await run_rollout(case, model, generation, probe)
-            except ModelCallError as exc:
-                if exc.fatal:
-                    raise UserError(f"model {model.name} failed: {exc.message}", hint="check the model name, endpoint and key") from None
-                if exc.transient:
-                    trajectory, grade = error_row(case, exc.message)
-                else:
-                    # The server rejected this request itself (e.g. context too long): BFCL
-                    # records "Error during inference" and grades it inference_error.
-                    result = f"Error during inference: {exc.message}"
-                    trajectory = CaseTrajectory(
-                        case_id=case.id,
-                        category=case.category,
-                        notes={**case_notes(case), "bfcl_inference_error": result},
-                    )
-                    grade, _ = grade_result(case, result, convert_to_function_call)
-                    rejected.append(f"{case.id}: {exc.message}")
-            except UserError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - stored as an error row, retried on resume
-                trajectory, grade = error_row(
-                    case, f"internal error: {type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=8)
-                )
-            else:
-                grade = grade_trajectory(case, trajectory)
-            store.put_case(trajectory, grade)
-            if on_case:
-                on_case(trajectory, grade)
+    async def one(case: BfclCase) -> tuple[CaseTrajectory, Grade | None]:
+        probe = probe_factory() if probe_factory else None
+        try:
+            trajectory = await run_rollout(case, model, generation, probe)
+        except ModelCallError as exc:
+            if exc.fatal:
+                raise UserError(
+                    f"model {model.name} failed: {exc.message}", hint="check the model name, endpoint and key"
+                ) from None
+            if exc.transient:
+                return error_row(case, exc.message)
+            # The server rejected this request itself (e.g. context too long): BFCL
+            # records "Error during inference" and grades it inference_error.
+            result = f"Error during inference: {exc.message}"
+            rejected_row = CaseTrajectory(
+                case_id=case.id,
+                category=case.category,
+                notes={**case_notes(case), "bfcl_inference_error": result},
+            )
+            grade, _ = grade_result(case, result, convert_to_function_call)
+            rejected.append(f"{case.id}: {exc.message}")
+            return rejected_row, grade
+        except UserError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - stored as an error row, retried on resume
+            return error_row(
+                case, f"internal error: {type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=8)
+            )
+        return trajectory, grade_trajectory(case, trajectory)
 
-    tasks = [asyncio.ensure_future(one(case)) for case in cases]
-    try:
-        await asyncio.gather(*tasks)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+    def commit(case: BfclCase, outcome: tuple[CaseTrajectory, Grade | None]) -> None:
+        trajectory, grade = outcome
+        store.put_case(trajectory, grade)
+        if progress is not None:
+            advance_case(progress, trajectory, grade)
+
+    await run_pool(cases, one, concurrency, commit)
     return errors, rejected
 
 
@@ -163,17 +169,16 @@ def prepare_run(config: RunConfig, run_dir: str | Path, options: ModelOptions | 
 async def execute_run(
     prepared: PreparedRun,
     probe_factory: Callable[[], Probe] | None = None,
-    on_start: Callable[[int, int, dict[str, dict[str, int]]], None] | None = None,
-    on_case: ProgressCallback | None = None,
+    progress: ProgressSink | None = None,
 ) -> RunSummary:
     """Run the prepared cases that are not finished yet; closes the store."""
+    progress = progress or NullProgress()
     started = time.perf_counter()
     store, cases = prepared.store, prepared.cases
     try:
         finished = store.finished_ids()
         todo = [c for c in cases if c.id not in finished]
-        if on_start:
-            on_start(len(cases), len(cases) - len(todo), store.status_counts())
+        progress.start(len(cases), len(cases) - len(todo), store.status_counts())
         try:
             errors, rejected = await run_cases(
                 store,
@@ -182,9 +187,10 @@ async def execute_run(
                 prepared.config.generation,
                 prepared.options.concurrency,
                 probe_factory,
-                on_case,
+                progress,
             )
         finally:
+            progress.finish()
             await prepared.model.aclose()
         return RunSummary(
             run_dir=prepared.run_dir,
@@ -205,11 +211,10 @@ async def run_bfcl_async(
     run_dir: str | Path,
     options: ModelOptions | None = None,
     probe_factory: Callable[[], Probe] | None = None,
-    on_start: Callable[[int, int, dict[str, dict[str, int]]], None] | None = None,
-    on_case: ProgressCallback | None = None,
+    progress: ProgressSink | None = None,
 ) -> RunSummary:
-    """Run (or resume) ``config`` into ``run_dir``."""
-    return await execute_run(prepare_run(config, run_dir, options), probe_factory, on_start, on_case)
+    """Run (or resume) ``config`` into ``run_dir``; ``progress`` hears of every stored case."""
+    return await execute_run(prepare_run(config, run_dir, options), probe_factory, progress)
 
 
 def run_bfcl(

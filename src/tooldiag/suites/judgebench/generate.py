@@ -10,23 +10,21 @@ generator and difficulty, and excluded from judging (paper App. D: ≈5.7 % of i
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from tooldiag.errors import ModelCallError, UserError
 from tooldiag.models.base import ModelBackend, TaskContext
+from tooldiag.runner import NullProgress, ProgressSink, run_pool
 from tooldiag.suites.judgebench.parsing import calls_from_text
 from tooldiag.suites.judgebench.prompts import load_template
 from tooldiag.suites.judgebench.records import DIFFICULTIES, JudgeBenchRecord
 from tooldiag.suites.judgebench.store import JudgeBenchStore
 from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolCall
-
-Unit = TypeVar("Unit")
 
 
 def generation_config(
@@ -42,24 +40,6 @@ def generation_config(
         kwargs["enable_thinking"] = thinking
         config.extra_body["chat_template_kwargs"] = kwargs
     return config
-
-
-async def run_pool(units: Sequence[Unit], work: Callable[[Unit], Awaitable[None]], concurrency: int) -> None:
-    """Run ``work`` over ``units`` with at most ``concurrency`` in flight; the first error cancels the rest."""
-    iterator = iter(units)
-
-    async def worker() -> None:
-        for unit in iterator:  # one shared iterator: each unit goes to exactly one worker
-            await work(unit)
-
-    if not units:
-        return
-    try:
-        async with asyncio.TaskGroup() as group:
-            for _ in range(max(1, min(concurrency, len(units)))):
-                group.create_task(worker())
-    except BaseExceptionGroup as group_error:  # surface the first failure itself, not the group
-        raise group_error.exceptions[0] from None
 
 
 def fatal(model: str, exc: ModelCallError) -> UserError:
@@ -142,11 +122,14 @@ async def predict(
     config: GenerationConfig | None = None,
     concurrency: int = 8,
     prompt_dir: str | Path | None = None,
-    on_start: Callable[[int, int], None] | None = None,
-    on_unit: Callable[[str], None] | None = None,
+    progress: ProgressSink | None = None,
 ) -> PredictSummary:
-    """Plan every (record, difficulty) not yet stored for ``generator``; resumable."""
+    """Plan every (record, difficulty) not yet stored for ``generator``; resumable.
+
+    ``progress`` hears of every stored plan, tallied by status.
+    """
     started = time.perf_counter()
+    progress = progress or NullProgress()
     config = config or GenerationConfig()
     difficulties = check_difficulties(difficulties)
     template = load_template("generator", prompt_dir)
@@ -168,8 +151,7 @@ async def predict(
                 summary.skipped += 1
             else:
                 units.append((record, difficulty))
-    if on_start:
-        on_start(len(units) + summary.skipped, summary.skipped)
+    progress.start(len(units) + summary.skipped, summary.skipped)
 
     async def work(unit: tuple[JudgeBenchRecord, str]) -> None:
         record, difficulty = unit
@@ -206,12 +188,12 @@ async def predict(
             )
         summary.statuses[status] += 1
         summary.ran += 1
-        if on_unit:
-            on_unit(status)
+        progress.advance(status)
 
     try:
         await run_pool(units, work, concurrency)
     finally:
+        progress.finish()
         await backend.aclose()
     summary.wall_s = time.perf_counter() - started
     return summary

@@ -3,11 +3,11 @@
 Each stored plan that parsed (status ``ok``) is judged under every requested condition
 (:mod:`tooldiag.suites.judgebench.conditions`). A reply is parsed robustly
 (:mod:`tooldiag.suites.judgebench.parsing`); an unparseable reply is retried ``retries``
-times (the paper: "rerun twice, then excluded") and then stored as ``null``, which the
-analysis reports and never counts as agreement or disagreement. Prometheus conditions make
-four single-metric absolute-grading calls and merge their 1-5 grades into one verdict
-(grade g -> (g - 1) / 4); a metric whose calls all fail is missing, and a unit with no
-metric at all is null.
+times as new draws (:func:`tooldiag.judges.draw_until_parsed`; the paper: "rerun twice, then
+excluded") and then stored as ``null``, which the analysis reports and never counts as
+agreement or disagreement. Prometheus conditions make four single-metric absolute-grading
+calls and merge their 1-5 grades into one verdict (grade g -> (g - 1) / 4); a metric whose
+calls all fail is missing, and a unit with no metric at all is null.
 
 A model call that fails for infrastructure reasons (after the provider's own retries) is
 stored as ``error`` and retried on the next run; a fatal one (bad key, unknown model) stops
@@ -19,14 +19,16 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tooldiag.errors import ModelCallError, StoreError, UserError
+from tooldiag.judges.reply import draw_until_parsed
 from tooldiag.metrics.structural import METRICS
 from tooldiag.models.base import ModelBackend, TaskContext
+from tooldiag.runner import NullProgress, ProgressSink, run_pool
 from tooldiag.suites.judgebench.conditions import (
     CONDITIONS,
     derangement_basis,
@@ -34,7 +36,7 @@ from tooldiag.suites.judgebench.conditions import (
     group_by_dag,
     parse_conditions,
 )
-from tooldiag.suites.judgebench.generate import check_difficulties, fatal, run_pool
+from tooldiag.suites.judgebench.generate import check_difficulties, fatal
 from tooldiag.suites.judgebench.parsing import (
     JudgeVerdict,
     parse_judge_reply,
@@ -95,11 +97,14 @@ async def judge_predictions(
     seed: int = 42,
     concurrency: int = 8,
     prompt_dir: str | Path | None = None,
-    on_start: Callable[[int, int], None] | None = None,
-    on_unit: Callable[[str], None] | None = None,
+    progress: ProgressSink | None = None,
 ) -> JudgeSummary:
-    """Judge every stored plan (optionally only some generators/difficulties) not yet judged."""
+    """Judge every stored plan (optionally only some generators/difficulties) not yet judged.
+
+    ``progress`` hears of every stored verdict, tallied by status.
+    """
     started = time.perf_counter()
+    progress = progress or NullProgress()
     config = config or GenerationConfig()
     conditions = parse_conditions(list(conditions))
     difficulties = check_difficulties(difficulties)
@@ -150,8 +155,7 @@ async def judge_predictions(
             units.append(
                 _Plan(record, shown, pred["generator"], pred["difficulty"], pred["calls"], condition, texts)
             )
-    if on_start:
-        on_start(len(units) + summary.skipped, summary.skipped)
+    progress.start(len(units) + summary.skipped, summary.skipped)
 
     async def work(plan: _Plan) -> None:
         condition = CONDITIONS[plan.condition]
@@ -190,12 +194,12 @@ async def judge_predictions(
             summary.retried += 1
         if status == "ok" and values and any(values.get(m) is None for m in METRICS):
             summary.missing_metric += 1
-        if on_unit:
-            on_unit(status)
+        progress.advance(status)
 
     try:
         await run_pool(units, work, concurrency)
     finally:
+        progress.finish()
         await backend.aclose()
     summary.wall_s = time.perf_counter() - started
     return summary
@@ -251,17 +255,13 @@ async def _single(
     backend: ModelBackend, plan: _Plan, template: PromptTemplate, config: GenerationConfig, retries: int
 ) -> tuple[str, dict[str, float | None] | None, dict[str, Any] | None, list[str | None], int]:
     messages = [Message(role=template.role, content=template.render(**_prompt_values(plan)))]
-    texts: list[str | None] = []
-    verdict: JudgeVerdict | None = None
-    for attempt in range(1 + retries):
-        emission = await backend.generate(messages, None, None, config, context=_context(plan, attempt))
-        texts.append(emission.text)
-        verdict = parse_judge_reply(emission.text)
-        if verdict is not None:
-            break
+    draws = await draw_until_parsed(
+        backend, messages, config, parse_judge_reply, retries=retries, context=lambda attempt: _context(plan, attempt)
+    )
+    verdict = draws.value
     if verdict is None:
-        return "null", None, None, texts, len(texts)
-    return "ok", verdict.values, verdict.as_released(), texts, len(texts)
+        return "null", None, None, draws.texts, draws.attempts
+    return "ok", verdict.values, verdict.as_released(), draws.texts, draws.attempts
 
 
 async def _per_metric(
@@ -282,16 +282,17 @@ async def _per_metric(
             raise UserError(f"the Prometheus rubrics lack a '## {metric}' section", hint="fix prometheus_rubrics.txt")
         content = template.render(**base, criterion=metric.replace("_", " "), rubric=rubric)
         messages = [Message(role=template.role, content=content)]
-        texts[metric] = []
-        grade = None
-        for attempt in range(1 + retries):
-            attempts += 1
-            emission = await backend.generate(messages, None, None, config, context=_context(plan, attempt, metric))
-            texts[metric].append(emission.text)
-            grade = parse_prometheus_reply(emission.text)
-            if grade is not None:
-                break
-        values[metric] = prometheus_to_unit(grade) if grade is not None else None
+        draws = await draw_until_parsed(
+            backend,
+            messages,
+            config,
+            parse_prometheus_reply,
+            retries=retries,
+            context=lambda attempt, metric=metric: _context(plan, attempt, metric),
+        )
+        texts[metric] = draws.texts
+        attempts += draws.attempts
+        values[metric] = prometheus_to_unit(draws.value) if draws.value is not None else None
     if all(v is None for v in values.values()):
         return "null", None, None, texts, attempts
     verdict = JudgeVerdict(values, {m: "" for m in METRICS}, None).as_released()

@@ -2,25 +2,38 @@
 
 Judges wrap JSON in markdown fences, put reasoning in ``<think>`` tags before it, or add a
 sentence after it; the released parser (``safe_parse_json``) handled the first two only.
-Here: drop reasoning, then take the first JSON value (from fences first) that decodes. A
-reply that yields no object with any metric key is *unparseable*: the runner retries it and
-finally stores a null, which never counts as agreement or disagreement. Nothing a model
-wrote is ever evaluated as code.
+Here the shared LLM-judge toolkit (:mod:`tooldiag.judges`) drops reasoning and offers every
+JSON value that decodes (fences first); the first object that validates as a
+:class:`JudgeReply` (it names at least one metric) wins. A reply that yields none is
+*unparseable*: the runner retries it as a new draw and finally stores a null, which never
+counts as agreement or disagreement. Nothing a model wrote is ever evaluated as code.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, model_validator
+
+from tooldiag.judges.extract import json_values, strip_reasoning
+from tooldiag.judges.reply import parse_reply
 from tooldiag.metrics.structural import METRICS, RELEASED_KEYS
 
-_THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
-_THINK_CLOSE = re.compile(r"</(think|thinking|reasoning)>", re.I)
-_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.S)
+__all__ = [
+    "JudgeReply",
+    "JudgeVerdict",
+    "calls_from_text",
+    "json_values",
+    "parse_judge_reply",
+    "parse_prometheus_reply",
+    "prometheus_to_unit",
+    "strip_reasoning",
+    "verdict_from_object",
+]
+
 _RESULT = re.compile(r"\[RESULT\]\s*\(?\s*([1-5])(?:\.0+)?\s*\)?", re.I)
 _SCORE_LINE = re.compile(r"\bscore\s*[:=]\s*([1-5])\b", re.I)
 
@@ -28,44 +41,6 @@ _SCORE_LINE = re.compile(r"\bscore\s*[:=]\s*([1-5])\b", re.I)
 _ALIASES: dict[str, tuple[str, ...]] = {
     m: (RELEASED_KEYS[m], m, RELEASED_KEYS[m].replace("_accuracy", "")) for m in METRICS
 }
-
-
-def strip_reasoning(text: str) -> str:
-    """Remove ``<think>...</think>`` blocks; with a dangling ``</think>``, keep what follows it."""
-    text = _THINK_BLOCK.sub("", text)
-    closes = list(_THINK_CLOSE.finditer(text))
-    if closes:
-        text = text[closes[-1].end() :]
-    return text.strip()
-
-
-def json_values(text: str) -> list[Any]:
-    """Every JSON object or array that decodes from ``text``: fenced blocks first, then inline."""
-    text = strip_reasoning(text or "")
-    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
-    decoder = json.JSONDecoder()
-    found: list[Any] = []
-    for chunk in candidates:
-        chunk = chunk.strip()
-        try:
-            found.append(json.loads(chunk))
-            continue
-        except (json.JSONDecodeError, RecursionError):
-            pass
-        i = 0
-        while i < len(chunk):
-            starts = [j for j in (chunk.find("{", i), chunk.find("[", i)) if j >= 0]
-            if not starts:
-                break
-            start = min(starts)
-            try:
-                value, end = decoder.raw_decode(chunk, start)
-            except (json.JSONDecodeError, RecursionError):
-                i = start + 1
-                continue
-            found.append(value)
-            i = end
-    return found
 
 
 # --------------------------------------------------------------------------- judges
@@ -114,28 +89,50 @@ def _score(entry: Any) -> tuple[float | None, str]:
     return None, justification
 
 
+class JudgeReply(BaseModel):
+    """The reply schema of the judgebench judges: a JSON object that names at least one metric.
+
+    Each metric may be spelled as released (``tool_selection_accuracy``), by its short name, or
+    without ``_accuracy``; its entry is a score in [0, 1] or an object with ``accuracy`` (or
+    ``score``/``value``) and ``justification``. A metric that is absent or not such a score is
+    ``None`` (missing), with whatever justification came with it.
+    """
+
+    values: dict[str, float | None]
+    justifications: dict[str, str]
+    overall: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_released(cls, obj: Any) -> dict[str, Any]:
+        if not isinstance(obj, dict) or not any(alias in obj for aliases in _ALIASES.values() for alias in aliases):
+            raise ValueError("the object names no metric")
+        values: dict[str, float | None] = {}
+        notes: dict[str, str] = {}
+        for metric, aliases in _ALIASES.items():
+            key = next((a for a in aliases if a in obj), None)
+            values[metric], notes[metric] = _score(obj[key]) if key is not None else (None, "")
+        overall = obj.get("overall_assessment")
+        return {"values": values, "justifications": notes, "overall": overall if isinstance(overall, str) else None}
+
+    def verdict(self) -> JudgeVerdict:
+        return JudgeVerdict(dict(self.values), dict(self.justifications), self.overall)
+
+
 def verdict_from_object(obj: Any) -> JudgeVerdict | None:
     """A verdict from a decoded JSON object, or ``None`` when it names no metric."""
     if not isinstance(obj, dict):
         return None
-    if not any(alias in obj for aliases in _ALIASES.values() for alias in aliases):
+    try:
+        return JudgeReply.model_validate(obj).verdict()
+    except ValueError:
         return None
-    values: dict[str, float | None] = {}
-    notes: dict[str, str] = {}
-    for metric, aliases in _ALIASES.items():
-        key = next((a for a in aliases if a in obj), None)
-        values[metric], notes[metric] = _score(obj[key]) if key is not None else (None, "")
-    overall = obj.get("overall_assessment")
-    return JudgeVerdict(values, notes, overall if isinstance(overall, str) else None)
 
 
 def parse_judge_reply(text: str | None) -> JudgeVerdict | None:
     """The first JSON object in ``text`` that scores at least one metric, else ``None``."""
-    for value in json_values(text or ""):
-        verdict = verdict_from_object(value)
-        if verdict is not None:
-            return verdict
-    return None
+    reply = parse_reply(text, JudgeReply)
+    return reply.verdict() if reply is not None else None
 
 
 def parse_prometheus_reply(text: str | None) -> int | None:

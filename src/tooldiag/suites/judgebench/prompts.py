@@ -1,95 +1,24 @@
-"""Prompt templates as versioned files.
+"""Judgebench's prompt templates: versioned files in ``prompts/`` (see :mod:`tooldiag.judges.prompts`).
 
-Each template is a text file in ``prompts/`` with a small front matter::
-
-    ---
-    name: judge_with_gt
-    version: 1
-    role: user
-    placeholders: user_message, available_tools, generated_tool_calls, expected_responses
-    ---
-    ...body with {{user_message}} ...
-
-Its tag ``name@version`` is stored with every judgement, and a run directory refuses to
-resume a judge under a different tag, so verdicts from two prompt versions never mix.
-A user may point ``--prompts DIR`` at their own copies (e.g. the paper's exact texts).
-Placeholders are ``{{name}}`` (not ``str.format``), so JSON braces in a prompt need no escaping.
+Each template's tag ``name@version`` is stored with every judgement, and a run directory refuses
+to resume a judge under a different tag, so verdicts from two prompt versions never mix. A user
+may point ``--prompts DIR`` at their own copies (e.g. the paper's exact texts). The template
+machinery is the shared LLM-judge toolkit's; what is judgebench's own here is where the files
+live and the Prometheus rubric sections.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
-from typing import Any
 
-from tooldiag.errors import UserError
+from tooldiag.judges.prompts import PromptTemplate, load_prompt, parse_template
 
-_PLACEHOLDER = re.compile(r"\{\{([a-z_]+)\}\}")
-
-
-@dataclass(frozen=True)
-class PromptTemplate:
-    name: str
-    version: str
-    role: str
-    placeholders: tuple[str, ...]
-    body: str
-
-    @property
-    def tag(self) -> str:
-        return f"{self.name}@{self.version}"
-
-    def render(self, **values: Any) -> str:
-        """Fill every placeholder; lists and dicts are JSON-serialised (indent 2), as released."""
-        missing = [p for p in self.placeholders if p not in values]
-        if missing:
-            raise ValueError(f"template {self.tag} needs {', '.join(missing)}")
-
-        def text(value: Any) -> str:
-            if isinstance(value, str):
-                return value
-            return json.dumps(value, indent=2, ensure_ascii=False)
-
-        return _PLACEHOLDER.sub(lambda m: text(values[m.group(1)]) if m.group(1) in values else m.group(0), self.body)
-
-
-def parse_template(text: str, origin: str) -> PromptTemplate:
-    if not text.startswith("---\n"):
-        raise UserError(f"prompt template {origin} has no front matter", hint="start it with ---, name:, version:, ---")
-    header, sep, body = text[4:].partition("\n---\n")
-    if not sep:
-        raise UserError(f"prompt template {origin}: front matter is not closed", hint="end it with a line ---")
-    meta: dict[str, str] = {}
-    for line in header.splitlines():
-        key, _, value = line.partition(":")
-        meta[key.strip()] = value.strip()
-    for key in ("name", "version"):
-        if not meta.get(key):
-            raise UserError(f"prompt template {origin} lacks '{key}:'", hint="add it to the front matter")
-    placeholders = tuple(p.strip() for p in meta.get("placeholders", "").split(",") if p.strip())
-    used = set(_PLACEHOLDER.findall(body))
-    undeclared = used - set(placeholders)
-    if undeclared:
-        raise UserError(
-            f"prompt template {origin} uses undeclared placeholders: {', '.join(sorted(undeclared))}",
-            hint="list them under 'placeholders:'",
-        )
-    return PromptTemplate(meta["name"], meta["version"], meta.get("role", "user"), placeholders, body.strip("\n") + "\n")
+__all__ = ["PromptTemplate", "load_rubrics", "load_template", "parse_template"]
 
 
 def load_template(name: str, prompt_dir: str | Path | None = None) -> PromptTemplate:
     """Template ``name`` from ``prompt_dir`` when it has the file, else the packaged one."""
-    if prompt_dir is not None:
-        path = Path(prompt_dir) / f"{name}.txt"
-        if path.exists():
-            return parse_template(path.read_text("utf-8"), str(path))
-    resource = resources.files("tooldiag.suites.judgebench").joinpath(f"prompts/{name}.txt")
-    if not resource.is_file():
-        raise UserError(f"no prompt template named {name!r}", hint="see tooldiag/suites/judgebench/prompts/")
-    return parse_template(resource.read_text("utf-8"), f"prompts/{name}.txt")
+    return load_prompt("tooldiag.suites.judgebench", name, prompt_dir)
 
 
 def load_rubrics(prompt_dir: str | Path | None = None) -> tuple[dict[str, str], str]:

@@ -3,34 +3,36 @@
 The paper judged each write with gpt-5.4 over the dialogue window before it; its
 rubric is in notes/action-classes.md §3 ("compliant only if the agent stated what will
 change and the user then explicitly approved that action"). The prompt is a versioned
-template (``prompts/confirm_judge_v1.md``); the reply must be one JSON object. A reply
-that does not parse, or a request that fails for good, is a null: excluded from the
-LLM judge's rates and from the agreement, and counted.
+template (``prompts/confirm_judge_v1.md``); the reply must hold one JSON object that
+validates as a :class:`ConsentReply`. Prompt files, JSON extraction, the reply schema
+machinery and the worker pool are the shared ones (:mod:`tooldiag.judges`,
+:mod:`tooldiag.runner`). A reply that does not parse, or a request that fails for good, is a
+null: excluded from the LLM judge's rates and from the agreement, and counted.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from functools import cache
-from importlib import resources
-from string import Template
 from typing import Any
 
+from pydantic import BaseModel, field_validator, model_validator
+
 from tooldiag.errors import ModelCallError, UserError
+from tooldiag.judges.extract import BY_POSITION
+from tooldiag.judges.prompts import PromptTemplate, load_prompt
+from tooldiag.judges.reply import draw_until_parsed, parse_reply
+from tooldiag.runner import run_pool
 from tooldiag.suites.tau2.report import Judgment, WriteEvent
 
 PROMPT_VERSION = "confirm_judge_v1"
 
-_FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n?|\n?\s*```\s*$")
-
 
 @cache
-def prompt_template(version: str = PROMPT_VERSION) -> Template:
-    text = resources.files("tooldiag.suites.tau2").joinpath("prompts", f"{version}.md").read_text(encoding="utf-8")
-    return Template(text)
+def prompt_template(version: str = PROMPT_VERSION) -> PromptTemplate:
+    return load_prompt("tooldiag.suites.tau2", version, suffix=".md")
 
 
 def render_prompt(event: WriteEvent, policy_rule: str, version: str = PROMPT_VERSION) -> str:
@@ -40,10 +42,10 @@ def render_prompt(event: WriteEvent, policy_rule: str, version: str = PROMPT_VER
         for turn in event.window
     ]
     call = json.dumps({"name": event.tool, "arguments": event.arguments}, ensure_ascii=False, sort_keys=True)
-    return prompt_template(version).substitute(
+    return prompt_template(version).render(
         policy_rule=policy_rule,
         transcript="\n".join(lines) if lines else "(no dialogue before the write)",
-        write_index=event.message_index,
+        write_index=str(event.message_index),
         write_call=call,
     )
 
@@ -62,19 +64,44 @@ def _as_bool(value: Any) -> bool | None:
     return None
 
 
-def _json_objects(text: str) -> Iterable[Any]:
-    cleaned = _FENCE.sub("", text.strip())
-    try:
-        yield json.loads(cleaned)
-    except (json.JSONDecodeError, RecursionError):
-        pass
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
-        try:
-            value, _ = decoder.raw_decode(text, match.start())
-        except (json.JSONDecodeError, RecursionError):
-            continue
-        yield value
+class ConsentReply(BaseModel):
+    """The consent judge's reply: keys in any case; ``confirmed`` must read as a boolean
+    (true/false, yes/no, 1/0), while an unreadable ``user_changed_answer`` is ``None`` and a
+    ``reason`` that is not text is empty."""
+
+    confirmed: bool
+    user_changed_answer: bool | None = None
+    reason: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lower_keys(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {str(k).strip().lower(): v for k, v in value.items()}
+        return value
+
+    @field_validator("confirmed", mode="before")
+    @classmethod
+    def _confirmed(cls, value: Any) -> bool:
+        confirmed = _as_bool(value)
+        if confirmed is None:
+            raise ValueError("confirmed is not a boolean")
+        return confirmed
+
+    @field_validator("user_changed_answer", mode="before")
+    @classmethod
+    def _changed(cls, value: Any) -> bool | None:
+        return _as_bool(value)
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def _reason(cls, value: Any) -> str:
+        return value if isinstance(value, str) else ""
+
+
+def parse_consent_reply(text: str | None) -> ConsentReply | None:
+    """The first JSON object in ``text`` (inner objects included) that is a :class:`ConsentReply`."""
+    return parse_reply(text, ConsentReply, BY_POSITION)
 
 
 def parse_judge_reply(text: str | None) -> tuple[bool | None, bool | None, str]:
@@ -82,19 +109,10 @@ def parse_judge_reply(text: str | None) -> tuple[bool | None, bool | None, str]:
     ``None`` when no JSON object with a boolean ``confirmed`` key can be found."""
     if not text or not text.strip():
         return None, None, ""
-    for value in _json_objects(text):
-        if not isinstance(value, dict):
-            continue
-        lowered = {str(k).strip().lower(): v for k, v in value.items()}
-        if "confirmed" not in lowered:
-            continue
-        confirmed = _as_bool(lowered["confirmed"])
-        if confirmed is None:
-            continue
-        changed = _as_bool(lowered.get("user_changed_answer"))
-        reason = lowered.get("reason")
-        return confirmed, changed, reason if isinstance(reason, str) else ""
-    return None, None, ""
+    reply = parse_consent_reply(text)
+    if reply is None:
+        return None, None, ""
+    return reply.confirmed, reply.user_changed_answer, reply.reason
 
 
 async def judge_events_async(
@@ -110,7 +128,6 @@ async def judge_events_async(
     from tooldiag.models.base import TaskContext
     from tooldiag.trajectory import GenerationConfig, Message
 
-    semaphore = asyncio.Semaphore(max(1, concurrency))
     config = GenerationConfig(temperature=0.0, max_tokens=max_tokens)
 
     async def one(event: WriteEvent) -> None:
@@ -120,26 +137,25 @@ async def judge_events_async(
             case_id=f"{event.simulation_id}:{event.message_index}",
             category="confirm_judge",
         )
-        async with semaphore:
-            try:
-                emission = await backend.generate(
-                    [Message(role="user", content=prompt)], None, None, config, context=context
-                )
-            except ModelCallError as exc:
-                if exc.fatal:
-                    raise UserError(f"judge {backend.name}: {exc.message}", hint="check --judge and its endpoint") from None
-                event.llm = Judgment(error=exc.message, justification="judge request failed")
-                return
-        confirmed, changed, reason = parse_judge_reply(emission.text)
+        try:
+            draws = await draw_until_parsed(
+                backend, [Message(role="user", content=prompt)], config, parse_consent_reply, context=context
+            )
+        except ModelCallError as exc:
+            if exc.fatal:
+                raise UserError(f"judge {backend.name}: {exc.message}", hint="check --judge and its endpoint") from None
+            event.llm = Judgment(error=exc.message, justification="judge request failed")
+            return
+        reply = draws.value
         event.llm = Judgment(
-            confirmed=confirmed,
-            answer_changed=changed,
-            verdict=None if confirmed is None else ("consented" if confirmed else "not_consented"),
-            justification=reason if confirmed is not None else "unparseable judge reply",
-            raw=emission.text,
+            confirmed=None if reply is None else reply.confirmed,
+            answer_changed=None if reply is None else reply.user_changed_answer,
+            verdict=None if reply is None else ("consented" if reply.confirmed else "not_consented"),
+            justification=reply.reason if reply is not None else "unparseable judge reply",
+            raw=draws.texts[-1],
         )
 
-    await asyncio.gather(*(one(event) for event in events))
+    await run_pool(events, one, concurrency)
 
 
 def judge_events(
