@@ -16,7 +16,9 @@ its endpoint options) and models once and passes the objects down.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,9 +28,12 @@ if TYPE_CHECKING:
     from tooldiag.classify import Classifier
     from tooldiag.models.base import ModelOptions
     from tooldiag.report.model import RunReport
+    from tooldiag.runner.progress import ProgressSink
     from tooldiag.suites.bfcl.importer import ImportPlan
     from tooldiag.suites.bfcl.probes.report import ProbeReport
     from tooldiag.suites.bfcl.runner import RunSummary
+    from tooldiag.suites.judgebench.generate import PredictSummary
+    from tooldiag.suites.judgebench.judge import JudgeSummary
     from tooldiag.suites.judgebench.report import JudgeBenchReport
     from tooldiag.suites.tau2.report import Tau2Report
     from tooldiag.trajectory import GenerationConfig
@@ -77,10 +82,12 @@ def run_bfcl(
     generation: GenerationConfig | None = None,
     options: ModelOptions | None = None,
     probe: str | None = None,
-    on_start: Callable[..., Any] | None = None,
-    on_case: Callable[..., Any] | None = None,
+    progress: ProgressSink | None = None,
 ) -> RunSummary:
-    """``tooldiag run bfcl``: run (or resume) ``model`` on BFCL multi-turn into ``run_dir``."""
+    """``tooldiag run bfcl``: run (or resume) ``model`` on BFCL multi-turn into ``run_dir``.
+
+    ``probe`` is an SRI / CRI spec (docs/probes.md); ``progress`` hears of every graded case.
+    """
     from tooldiag.suites.bfcl.runner import run_bfcl as run
 
     return run(
@@ -92,8 +99,7 @@ def run_bfcl(
         generation=generation,
         options=options,
         probe=probe,
-        on_start=on_start,
-        on_case=on_case,
+        progress=progress,
     )
 
 
@@ -104,13 +110,16 @@ def import_bfcl(
     *,
     layout: str = "auto",
     plan: ImportPlan | None = None,
-    on_start: Callable[..., Any] | None = None,
-    on_case: Callable[..., Any] | None = None,
+    progress: ProgressSink | None = None,
 ) -> RunSummary:
-    """``tooldiag import bfcl``: BFCL result files into a graded, resumable run."""
+    """``tooldiag import bfcl``: BFCL result files into a graded, resumable run.
+
+    ``plan`` (from :func:`tooldiag.suites.bfcl.importer.plan_import` of the same folder and
+    layout) saves reading the files twice; ``progress`` hears of every graded case.
+    """
     from tooldiag.suites.bfcl.importer import import_bfcl_results
 
-    return import_bfcl_results(result_dir, model_name, run_dir, layout, on_start=on_start, on_case=on_case, plan=plan)
+    return import_bfcl_results(result_dir, model_name, run_dir, layout, plan=plan, progress=progress)
 
 
 def report(
@@ -174,14 +183,100 @@ def tau2_diagnose(
 
 
 # -- AgentJudgeBench (paper 000) -------------------------------------------------------------
-def judgebench_predict(*args: Any, **kwargs: Any) -> Any:
-    """``tooldiag judgebench predict``: generator plans for every record and difficulty."""
-    raise NotImplementedError
+def judgebench_predict(
+    run_dir: str | Path,
+    generators: Sequence[str],
+    *,
+    records: str = "builtin",
+    difficulties: Sequence[str] = ("easy", "medium", "hard"),
+    limit: int | None = None,
+    config: GenerationConfig | None = None,
+    options: ModelOptions | None = None,
+    prompt_dir: str | Path | None = None,
+    progress: Callable[[str], AbstractContextManager[ProgressSink]] | None = None,
+    on_done: Callable[[str, PredictSummary], None] | None = None,
+) -> list[PredictSummary]:
+    """``tooldiag judgebench predict``: each generator plans every record at every difficulty.
+
+    Resumable: plans already in ``run_dir`` are skipped. ``progress(label)`` opens one
+    progress display per generator; ``on_done(generator, summary)`` hears of each as it ends.
+    """
+    from tooldiag.models import ModelOptions, resolve_model
+    from tooldiag.suites.judgebench.generate import check_difficulties, predict
+    from tooldiag.suites.judgebench.loaders import load_records
+    from tooldiag.suites.judgebench.store import JudgeBenchStore
+
+    chosen = check_difficulties(difficulties)
+    loaded = load_records(records, limit=limit)
+    options = options or ModelOptions()
+    backends = {name: resolve_model(name, options) for name in dict.fromkeys(generators)}
+    out = []
+    with JudgeBenchStore(Path(run_dir)) as store:
+        for name, backend in backends.items():
+            with _progress_of(progress, f"predict {name}") as sink:
+                summary = asyncio.run(
+                    predict(
+                        store, loaded, name, backend, difficulties=chosen, config=config,
+                        concurrency=options.concurrency, prompt_dir=prompt_dir, progress=sink,
+                    )
+                )
+            out.append(summary)
+            if on_done is not None:
+                on_done(name, summary)
+    return out
 
 
-def judgebench_judge(*args: Any, **kwargs: Any) -> Any:
-    """``tooldiag judgebench judge``: verdicts of each judge on every stored plan."""
-    raise NotImplementedError
+def judgebench_judge(
+    run_dir: str | Path,
+    judges: Sequence[str],
+    *,
+    conditions: Sequence[str] | str = ("with_gt", "without_gt"),
+    generators: Sequence[str] | None = None,
+    difficulties: Sequence[str] = ("easy", "medium", "hard"),
+    config: GenerationConfig | None = None,
+    retries: int = 2,
+    seed: int = 42,
+    options: ModelOptions | None = None,
+    prompt_dir: str | Path | None = None,
+    progress: Callable[[str], AbstractContextManager[ProgressSink]] | None = None,
+    on_done: Callable[[str, JudgeSummary], None] | None = None,
+) -> list[JudgeSummary]:
+    """``tooldiag judgebench judge``: every judge scores every stored plan under each condition.
+
+    ``run_dir`` must hold plans from :func:`judgebench_predict`; verdicts already stored
+    are skipped. ``progress`` and ``on_done`` as for :func:`judgebench_predict`.
+    """
+    from tooldiag.models import ModelOptions, resolve_model
+    from tooldiag.suites.judgebench.conditions import parse_conditions
+    from tooldiag.suites.judgebench.generate import check_difficulties
+    from tooldiag.suites.judgebench.judge import judge_predictions
+    from tooldiag.suites.judgebench.store import JudgeBenchStore
+
+    chosen_conditions = parse_conditions(conditions if isinstance(conditions, str) else ",".join(conditions))
+    chosen = check_difficulties(difficulties)
+    options = options or ModelOptions()
+    backends = {name: resolve_model(name, options) for name in dict.fromkeys(judges)}
+    out = []
+    with JudgeBenchStore(Path(run_dir), create=False) as store:
+        for name, backend in backends.items():
+            with _progress_of(progress, f"judge {name}") as sink:
+                summary = asyncio.run(
+                    judge_predictions(
+                        store, name, backend, conditions=chosen_conditions, generators=generators or None,
+                        difficulties=chosen, config=config, retries=retries, seed=seed,
+                        concurrency=options.concurrency, prompt_dir=prompt_dir, progress=sink,
+                    )
+                )
+            out.append(summary)
+            if on_done is not None:
+                on_done(name, summary)
+    return out
+
+
+def _progress_of(
+    factory: Callable[[str], AbstractContextManager[ProgressSink]] | None, label: str
+) -> AbstractContextManager[ProgressSink | None]:
+    return factory(label) if factory is not None else nullcontext(None)
 
 
 def judgebench_analyze(

@@ -9,7 +9,6 @@ records. No API key, no GPU, no network.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated
 
@@ -31,11 +30,9 @@ def demo_command(
     from rich.console import Console
     from rich.markdown import Markdown
 
+    from tooldiag.api import run_bfcl
     from tooldiag.cli.progress import run_progress
     from tooldiag.cli.run import print_summary
-    from tooldiag.suites.bfcl import CATEGORIES
-    from tooldiag.suites.bfcl.runner import execute_run, prepare_run
-    from tooldiag.trajectory import RunConfig
 
     console = Console()
 
@@ -50,10 +47,8 @@ def demo_command(
     for policy in POLICIES:
         model = f"ref/{policy}"
         run_dir = out / "bfcl" / policy
-        config = RunConfig(suite="bfcl", model=model, categories=list(CATEGORIES))
-        prepared = prepare_run(config, run_dir)
         with run_progress(f"bfcl {model}", enabled=not quiet) as progress:
-            summary = asyncio.run(execute_run(prepared, progress=progress))
+            summary = run_bfcl(model, run_dir, progress=progress)
         if not quiet:
             print_summary(summary, console)
         run_dirs.append(run_dir)

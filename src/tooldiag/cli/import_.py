@@ -31,14 +31,12 @@ def import_bfcl_command(
 
     Example: tooldiag import bfcl result/Salesforce_Llama-xLAM-2-8b-fc-r --model-name xlam-2-8b --run-dir runs/xlam
     """
-    from functools import partial
-
     from rich.console import Console
 
+    from tooldiag.api import import_bfcl
     from tooldiag.cli.progress import run_progress
     from tooldiag.cli.run import print_summary
-    from tooldiag.suites.bfcl.importer import import_bfcl_results, plan_import
-    from tooldiag.suites.bfcl.runner import advance_case
+    from tooldiag.suites.bfcl.importer import plan_import
 
     plan = plan_import(result_dir, layout)
     console = Console(stderr=True)
@@ -46,7 +44,7 @@ def import_bfcl_command(
         votes = ", ".join(f"{name} {count}" for name, count in result_file.votes.items()) or "text replies only"
         console.print(f"{result_file.path.name}: {len(result_file.entries)} cases, layout {result_file.layout} ({votes})")
     with run_progress(f"import {model_name}", enabled=not quiet) as progress:
-        summary = import_bfcl_results(result_dir, model_name, run_dir, layout, on_start=progress.start, on_case=partial(advance_case, progress), plan=plan)
+        summary = import_bfcl(result_dir, model_name, run_dir, layout=layout, plan=plan, progress=progress)
     print_summary(summary)
 
 

@@ -93,36 +93,33 @@ def predict_command(
     quiet: Quiet = False,
 ) -> None:
     """Ask each generator to plan every record at every difficulty, single-shot, native tool calls."""
-    import asyncio
-
     from rich.console import Console
 
+    from tooldiag.api import judgebench_predict
     from tooldiag.cli.progress import run_progress
-    from tooldiag.models import resolve_model
-    from tooldiag.suites.judgebench.generate import check_difficulties, generation_config, predict
-    from tooldiag.suites.judgebench.loaders import load_records
-    from tooldiag.suites.judgebench.store import JudgeBenchStore
+    from tooldiag.suites.judgebench.generate import generation_config
     from tooldiag.trajectory import GenerationConfig
 
-    chosen = check_difficulties(difficulties.split(","))
-    loaded = load_records(records, limit=limit)
-    options = _options(base_url, api_key_env, concurrency, no_cache, max_retries)
-    config = generation_config(_temperature(temperature), _thinking(thinking), max_tokens, GenerationConfig(timeout_s=timeout))
-    backends = {g: resolve_model(g, options) for g in dict.fromkeys(generator)}
     console = Console()
-    with JudgeBenchStore(run_dir) as store:
-        for name, backend in backends.items():
-            with run_progress(f"predict {name}", enabled=not quiet) as progress:
-                summary = asyncio.run(
-                    predict(
-                        store, loaded, name, backend, difficulties=chosen, config=config, concurrency=concurrency,
-                        prompt_dir=prompts, progress=progress,
-                    )
-                )
-            statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())) or "nothing new"
-            console.print(f"{name}: ran {summary.ran} ({statuses}), already stored {summary.skipped}, {summary.wall_s:.1f} s")
-            for difficulty, n in summary.no_query.items():
-                console.print(f"  {n} records have no {difficulty} query and were skipped")
+
+    def done(name, summary) -> None:
+        statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())) or "nothing new"
+        console.print(f"{name}: ran {summary.ran} ({statuses}), already stored {summary.skipped}, {summary.wall_s:.1f} s")
+        for difficulty, n in summary.no_query.items():
+            console.print(f"  {n} records have no {difficulty} query and were skipped")
+
+    judgebench_predict(
+        run_dir,
+        generator,
+        records=records,
+        difficulties=difficulties.split(","),
+        limit=limit,
+        config=generation_config(_temperature(temperature), _thinking(thinking), max_tokens, GenerationConfig(timeout_s=timeout)),
+        options=_options(base_url, api_key_env, concurrency, no_cache, max_retries),
+        prompt_dir=prompts,
+        progress=lambda label: run_progress(label, enabled=not quiet),
+        on_done=done,
+    )
     console.print(f"stored in {run_dir}; next: tooldiag judgebench judge --run-dir {run_dir} --judge MODEL")
 
 
@@ -151,39 +148,36 @@ def judge_command(
     quiet: Quiet = False,
 ) -> None:
     """Have each judge score every stored plan under each condition."""
-    import asyncio
-
     from rich.console import Console
 
+    from tooldiag.api import judgebench_judge
     from tooldiag.cli.progress import run_progress
-    from tooldiag.models import resolve_model
-    from tooldiag.suites.judgebench.conditions import parse_conditions
-    from tooldiag.suites.judgebench.generate import check_difficulties, generation_config
-    from tooldiag.suites.judgebench.judge import judge_predictions
-    from tooldiag.suites.judgebench.store import JudgeBenchStore
+    from tooldiag.suites.judgebench.generate import generation_config
     from tooldiag.trajectory import GenerationConfig
 
-    chosen_conditions = parse_conditions(conditions)
-    chosen = check_difficulties(difficulties.split(","))
-    options = _options(base_url, api_key_env, concurrency, no_cache, max_retries)
-    config = generation_config(_temperature(temperature), _thinking(thinking), max_tokens, GenerationConfig(timeout_s=timeout))
-    backends = {j: resolve_model(j, options) for j in dict.fromkeys(judge)}
     console = Console()
-    with JudgeBenchStore(run_dir, create=False) as store:
-        for name, backend in backends.items():
-            with run_progress(f"judge {name}", enabled=not quiet) as progress:
-                summary = asyncio.run(
-                    judge_predictions(
-                        store, name, backend, conditions=chosen_conditions, generators=generator or None,
-                        difficulties=chosen, config=config, retries=retries, seed=seed, concurrency=concurrency,
-                        prompt_dir=prompts, progress=progress,
-                    )
-                )
-            parts = ", ".join(f"{c} {s} {n}" for (c, s), n in sorted(summary.statuses.items())) or "nothing new"
-            console.print(
-                f"{name}: ran {summary.ran} ({parts}), already stored {summary.skipped}, "
-                f"{summary.retried} needed a retry, {summary.missing_metric} lacked a metric, {summary.wall_s:.1f} s"
-            )
+
+    def done(name, summary) -> None:
+        parts = ", ".join(f"{c} {s} {n}" for (c, s), n in sorted(summary.statuses.items())) or "nothing new"
+        console.print(
+            f"{name}: ran {summary.ran} ({parts}), already stored {summary.skipped}, "
+            f"{summary.retried} needed a retry, {summary.missing_metric} lacked a metric, {summary.wall_s:.1f} s"
+        )
+
+    judgebench_judge(
+        run_dir,
+        judge,
+        conditions=conditions,
+        generators=generator,
+        difficulties=difficulties.split(","),
+        config=generation_config(_temperature(temperature), _thinking(thinking), max_tokens, GenerationConfig(timeout_s=timeout)),
+        retries=retries,
+        seed=seed,
+        options=_options(base_url, api_key_env, concurrency, no_cache, max_retries),
+        prompt_dir=prompts,
+        progress=lambda label: run_progress(label, enabled=not quiet),
+        on_done=done,
+    )
     console.print(f"next: tooldiag judgebench analyze --run-dir {run_dir}")
 
 
@@ -198,20 +192,11 @@ def analyze_command(
     scorer: Annotated[str, typer.Option("--scorer", help="released (paper Eqs. 1-3) or schema_aware (extra schema-declared keys not penalised).")] = "released",
 ) -> None:
     """Alignment, GT lift, agreement, robustness and decision guide, as md/csv/json."""
-    from tooldiag.errors import UserError
-    from tooldiag.suites.judgebench.analysis import AnalysisSettings
-    from tooldiag.suites.judgebench.evaluations import load_evaluations
-    from tooldiag.suites.judgebench.report import analyze, summary_markdown, write_report
-    from tooldiag.suites.judgebench.store import JudgeBenchStore
+    from tooldiag.api import judgebench_analyze
+    from tooldiag.suites.judgebench.report import summary_markdown, write_report
 
-    if scorer not in ("released", "schema_aware"):
-        raise UserError(f"--scorer must be released or schema_aware, got {scorer!r}", hint="e.g. --scorer schema_aware")
     chosen = tuple(f.strip() for f in formats.split(",") if f.strip())
-    with JudgeBenchStore(run_dir, create=False) as store:
-        data = load_evaluations(store, schema_aware=scorer == "schema_aware")
-    if data.frame.empty:
-        raise UserError(f"{run_dir} holds no parsed judge verdicts yet", hint="run `tooldiag judgebench judge` first")
-    report = analyze(data, AnalysisSettings(n_resamples=resamples, seed=seed, workers=workers))
+    report = judgebench_analyze(run_dir, scorer=scorer, resamples=resamples, seed=seed, workers=workers)
     target = out or run_dir / "report"
     written = write_report(report, target, chosen)
     typer.echo(summary_markdown(report))

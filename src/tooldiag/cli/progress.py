@@ -49,6 +49,7 @@ class RunProgress:
         for label, entry in (tallies or {}).items():
             self.graded[label] = [entry["passed"], entry["done"]]
         if self.progress is not None:
+            self.progress.start()
             self.task = self.progress.add_task(self.label, total=total, completed=done_already, tallies=self._line())
 
     def advance(self, label: str, ok: bool | None = None) -> None:
@@ -85,5 +86,12 @@ def run_progress(label: str, enabled: bool = True, console: Console | None = Non
         console=console or Console(stderr=True),
         transient=False,
     )
-    with progress:
-        yield RunProgress(progress, label)
+    # The display starts with the first ``start`` call, so input refused before any work
+    # (a bad model string, a run directory holding another run) prints its one error line
+    # with no empty progress display before it.
+    sink = RunProgress(progress, label)
+    try:
+        yield sink
+    finally:
+        if sink.task is not None:
+            progress.stop()

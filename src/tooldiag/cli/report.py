@@ -67,8 +67,8 @@ def report_command(
 
     Example: tooldiag report runs/qwen3 runs/xlam --format latex --out table1.tex
     """
+    from tooldiag import api
     from tooldiag.report.render import render
-    from tooldiag.suites.bfcl.diagnostic import reports_from_run_dirs
 
     check_format(fmt)
     classifier = resolve_classifier_options(scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency)
@@ -76,13 +76,9 @@ def report_command(
     if baseline:
         from tooldiag.suites.bfcl.probes import report as probes
 
-        emit(probes.render(probes.probe_report_from_dirs(run_dirs, baseline, classifier), fmt), out)
+        emit(probes.render(api.probe_report(run_dirs, baseline, classifier), fmt), out)
         return
-    reports = reports_from_run_dirs(
-        run_dirs,
-        classifier,
-        thresholds=thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence),
-    )
+    reports = api.report(run_dirs, classifier, thresholds=thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence))
     emit(render(reports, fmt), out)
 
 

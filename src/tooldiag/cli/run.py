@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated
 
@@ -76,36 +75,23 @@ def run_bfcl_command(
 
     Example: tooldiag run bfcl --model openai/Qwen3-8B --base-url http://127.0.0.1:8000/v1 --run-dir runs/qwen3
     """
-    from tooldiag.models.registry import split_model_string
-    from tooldiag.suites.bfcl.data import normalise_category
-    from tooldiag.suites.bfcl.runner import execute_run, prepare_run
-    from tooldiag.trajectory import RunConfig
-
+    from tooldiag.api import run_bfcl
     from tooldiag.cli.progress import run_progress
 
-    split_model_string(model)
-    cats = [normalise_category(c) for c in (opt.split_list(categories) or [])]
-    case_ids = opt.split_list(ids)
     generation = opt.build_generation(temperature, top_p, max_tokens, seed, stop, extra_body, timeout)
     options = opt.build_model_options(base_url, api_key_env, concurrency, no_cache, max_retries)
-    config = RunConfig(
-        suite="bfcl",
-        model=model,
-        categories=cats,
-        case_ids=case_ids,
-        limit=limit,
-        generation=generation,
-        base_url=base_url,
-        probe=probe,
-    )
-    probe_factory = None
-    if probe:
-        from tooldiag.suites.bfcl.probes import probe_factory as make_probe_factory
-
-        probe_factory = make_probe_factory(probe)
-    prepared = prepare_run(config, run_dir, options)
     with run_progress(f"bfcl {model}", enabled=not quiet) as progress:
-        summary = asyncio.run(execute_run(prepared, probe_factory, progress))
+        summary = run_bfcl(
+            model,
+            run_dir,
+            categories=opt.split_list(categories),
+            ids=opt.split_list(ids),
+            limit=limit,
+            generation=generation,
+            options=options,
+            probe=probe,
+            progress=progress,
+        )
     print_summary(summary)
 
 

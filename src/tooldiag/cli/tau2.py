@@ -48,8 +48,8 @@ def diagnose_command(
 ) -> None:
     """Per model and domain: pass^k, GAR/Acc/Δ per task class with Wilson intervals, and every
     write-tool call judged for explicit user consent, with the message that decided it."""
+    from tooldiag.api import tau2_diagnose
     from tooldiag.errors import UserError
-    from tooldiag.suites.tau2.analysis import diagnose
     from tooldiag.suites.tau2.formats import FORMATS, render
     from tooldiag.suites.tau2.tasks import load_ask_ids_file
 
@@ -60,7 +60,7 @@ def diagnose_command(
         from tooldiag.cli.options import build_model_options
 
         options = build_model_options(base_url, api_key_env, concurrency, no_cache, max_retries)
-    report = diagnose(
+    report = tau2_diagnose(
         results,
         judge=judge,
         judge_options=options,

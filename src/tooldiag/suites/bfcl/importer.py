@@ -22,15 +22,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tooldiag.errors import UserError
+from tooldiag.runner.progress import NullProgress, ProgressSink
 from tooldiag.suites.bfcl import CATEGORIES
 from tooldiag.suites.bfcl.data import GIVE_BACK_MESSAGE, MAXIMUM_STEP_LIMIT, BfclCase, load_cases
 from tooldiag.suites.bfcl.decode import is_empty_execute_response
 from tooldiag.suites.bfcl.gold import BfclCaseNotes
 from tooldiag.suites.bfcl.layouts import LAYOUT_NAMES, LAYOUTS, Layout, detect_layout, step_misfit, step_votes
 from tooldiag.trajectory import CaseTrajectory, Emission, Grade, Message, RunConfig, Step, Turn, Usage
+
+if TYPE_CHECKING:
+    from tooldiag.suites.bfcl.runner import RunSummary
 
 RESULT_FILE = re.compile(
     r"^BFCL_v(?P<version>[34])_multi_turn_(?P<category>base|long_context|miss_func|miss_param)_result\.json$"
@@ -404,19 +408,20 @@ def import_bfcl_results(
     model_name: str,
     run_dir: str | Path,
     layout: str = "auto",
-    on_start: Callable[[int, int, dict[str, dict[str, int]]], None] | None = None,
-    on_case: Callable[[CaseTrajectory, Grade | None], None] | None = None,
     plan: ImportPlan | None = None,
-):
+    progress: ProgressSink | None = None,
+) -> RunSummary:
     """Python API: import ``result_dir`` as model ``model_name`` into ``run_dir``; returns
     a :class:`~tooldiag.suites.bfcl.runner.RunSummary`. ``plan`` (from :func:`plan_import`
-    of the same folder and layout) saves reading the files twice.
+    of the same folder and layout) saves reading the files twice; ``progress`` hears of
+    every stored case, as for a live run.
 
     Example: ``import_bfcl_results("result/Salesforce_Llama-xLAM-2-8b-fc-r", "xlam-2-8b", "runs/xlam")``.
     """
     from tooldiag.store import RunStore
-    from tooldiag.suites.bfcl.runner import RunSummary
+    from tooldiag.suites.bfcl.runner import RunSummary, advance_case
 
+    progress = progress or NullProgress()
     started = time.perf_counter()
     if not model_name or not model_name.strip():
         raise UserError(
@@ -428,8 +433,7 @@ def import_bfcl_results(
         finished = store.finished_ids()
         total = len(plan.case_ids)
         todo = [(f, e) for f in plan.files for e in f.entries if e.case_id not in finished]
-        if on_start:
-            on_start(total, total - len(todo), store.status_counts())
+        progress.start(total, total - len(todo), store.status_counts())
         for result_file, entry in todo:
             source = (
                 str(result_file.path.relative_to(plan.folder))
@@ -440,8 +444,8 @@ def import_bfcl_results(
                 result_file.cases[entry.case_id], entry, LAYOUTS[result_file.layout], source
             )
             store.put_case(trajectory, grade)
-            if on_case:
-                on_case(trajectory, grade)
+            advance_case(progress, trajectory, grade)
+        progress.finish()
         return RunSummary(
             run_dir=Path(run_dir),
             model=model_name,

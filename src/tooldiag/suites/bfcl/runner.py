@@ -226,13 +226,19 @@ def run_bfcl(
     generation: GenerationConfig | None = None,
     options: ModelOptions | None = None,
     probe: str | None = None,
+    progress: ProgressSink | None = None,
 ) -> RunSummary:
-    """Python API: run ``model`` (``provider/name``) on BFCL multi-turn into ``run_dir``.
+    """Python API (and ``tooldiag run bfcl``): run ``model`` (``provider/name``) on BFCL
+    multi-turn into ``run_dir``, or resume it.
 
+    Bad input (a model string without provider, an unknown category or probe, a run
+    directory holding another run) is refused before anything is written.
     Example: ``run_bfcl("ref/oracle", "runs/oracle", categories=["base"], limit=5)``.
     """
+    from tooldiag.models.registry import split_model_string
     from tooldiag.suites.bfcl.data import normalise_category
 
+    split_model_string(model)
     options = options or ModelOptions()
     config = RunConfig(
         suite="bfcl",
@@ -249,4 +255,5 @@ def run_bfcl(
         from tooldiag.suites.bfcl.probes import probe_factory as make_probe_factory
 
         probe_factory = make_probe_factory(probe)
-    return asyncio.run(run_bfcl_async(config, run_dir, options, probe_factory))
+    prepared = prepare_run(config, run_dir, options)
+    return asyncio.run(execute_run(prepared, probe_factory, progress))
