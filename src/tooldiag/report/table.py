@@ -9,8 +9,8 @@ composite cells such as a value with its interval), so one table renders the sam
 numbers in every format and a test can ask for the numbers rather than parse text.
 
 The renderers below only lay the text out. Where the reports have always differed in a
-detail (which cells escape ``|`` and how, how trailing empty cells pad, what an empty
-table shows) the difference is an explicit option, so that every report keeps its
+detail (which cells escape ``|`` and how, how trailing empty cells pad, formatted or raw
+CSV cells) the difference is an explicit option, so that every report keeps its
 byte-exact output. :data:`RENDERERS` names them by format; an HTML renderer slots in there.
 """
 
@@ -193,27 +193,34 @@ def to_markdown(
     escape: Callable[[str], str] = escape_pipe,
     header: Callable[[str], str] = no_escape,
     trailing_blanks: Literal["padded", "tight"] = "padded",
-    empty: str | None = None,
 ) -> str:
-    """The table as markdown ending in a newline; ``empty``, when given, replaces a table without rows."""
-    if empty is not None and not table.rows:
-        return empty
+    """The table as markdown ending in a newline (see :func:`markdown_lines`)."""
     return "\n".join(markdown_lines(table, escape=escape, header=header, trailing_blanks=trailing_blanks)) + "\n"
 
 
 # -- csv --------------------------------------------------------------------------------------
-def to_csv(table: Table, *, header: Literal["key", "none"] = "key") -> str:
-    """One line per row of display text (``\\n`` line ends), under a line of column keys.
+def raw_text(value: Any) -> str:
+    """A value as written by ``str``, and "" where there is none (``None``, NaN, :data:`BLANK`)."""
+    if value is None or value is BLANK or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value)
 
-    A column without decimals or formatter shows what ``str`` shows, which is what the
-    ``csv`` module writes for a raw value (and ``None`` shows the column's ``missing``,
-    "" by default), so tidy raw tables and formatted ones share this one writer.
+
+def to_csv(table: Table, *, cells: Literal["text", "raw"] = "text") -> str:
+    """A header line of column keys, then one line per row (``\n`` line ends, minimal quoting).
+
+    ``cells="text"`` writes each cell's display text (the column's decimals and
+    formatter; the calibration report's fixed 4 decimals); ``cells="raw"`` writes the
+    value itself as :func:`raw_text` (full precision, NaN empty: what pandas writes for a
+    data frame). For a column without decimals or formatter the two agree.
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    if header == "key":
-        writer.writerow([column.id for column in table.columns])
-    writer.writerows(table.texts())
+    writer.writerow([column.id for column in table.columns])
+    if cells == "raw":
+        writer.writerows([raw_text(value) for value in row] for row in table.rows)
+    else:
+        writer.writerows(table.texts())
     return buffer.getvalue()
 
 
