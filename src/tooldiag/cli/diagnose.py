@@ -17,7 +17,6 @@ from tooldiag.cli.report import (
     Scheme,
     TCap,
     check_scheme_and_format,
-    emit,
     thresholds_from,
 )
 
@@ -41,6 +40,7 @@ def diagnose_command(
 
     Example: tooldiag diagnose examples/agent_log.jsonl --format json
     """
+    from tooldiag.cli.io import write_out
     from tooldiag.diagnose import diagnose_log
     from tooldiag.report.render import render
 
@@ -51,7 +51,7 @@ def diagnose_command(
         cue_files=cues or (),
         thresholds=thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence),
     )
-    emit(render([report], fmt), out)
+    write_out(render([report], fmt), out)
 
 
 def register(app: typer.Typer) -> None:

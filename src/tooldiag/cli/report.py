@@ -39,15 +39,6 @@ def check_scheme_and_format(scheme: str, fmt: str, judge: str | None) -> None:
         os.environ["TOOLDIAG_CLASSIFY_MODEL"] = judge
 
 
-def emit(text: str, out: Path | None) -> None:
-    if out is None:
-        typer.echo(text, nl=False)
-        return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
-    typer.echo(f"wrote {out}", err=True)
-
-
 def report_command(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (from `tooldiag run` or `tooldiag import`).")],
     fmt: Format = "md",
@@ -70,6 +61,7 @@ def report_command(
 
     Example: tooldiag report runs/qwen3 runs/xlam --format latex --out table1.tex
     """
+    from tooldiag.cli.io import write_out
     from tooldiag.report import reports_from_run_dirs
     from tooldiag.report.render import render
 
@@ -78,7 +70,7 @@ def report_command(
     if baseline:
         from tooldiag.suites.bfcl.probes import report as probes
 
-        emit(probes.render(probes.probe_report_from_dirs(run_dirs, baseline, scheme, cues or ()), fmt), out)
+        write_out(probes.render(probes.probe_report_from_dirs(run_dirs, baseline, scheme, cues or ()), fmt), out)
         return
     reports = reports_from_run_dirs(
         run_dirs,
@@ -86,7 +78,7 @@ def report_command(
         cue_files=cues or (),
         thresholds=thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence),
     )
-    emit(render(reports, fmt), out)
+    write_out(render(reports, fmt), out)
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tooldiag.errors import UserError
-from tooldiag.report.table import Column, Table, markdown_lines, one_line_escape_pipe, to_csv
+from tooldiag.report.table import BLANK, Column, Table, markdown_lines, no_escape, one_line_escape_pipe, to_csv, to_markdown
 from tooldiag.suites.tau2.report import ClassCell, Rate, Tau2Report
 
 FORMATS = ("md", "csv", "json")
@@ -182,6 +182,18 @@ def render_markdown(report: Tau2Report) -> str:
     if report.warnings:
         out += ["", "## Warnings", ""] + [f"- {w}" for w in report.warnings]
     return "\n".join(out) + "\n"
+
+
+def ask_scan_markdown(rows: list[dict[str, Any]]) -> str:
+    """``tooldiag tau2 ask-scan``: each candidate task with its phrases, then a count line per source."""
+    columns = [Column("source"), Column("domain"), Column("task"), Column("phrases", format="; ".join),
+               Column("shipped ask id", missing="–", format=_yes_no)]  # fmt: skip
+    table = Table(columns=columns, key="ask_scan")
+    for row in rows:
+        for hit in row["candidates"]:
+            table.add(row["source"], row["domain"], hit["task_id"], hit["phrases"], hit["shipped"])
+        table.add(row["source"], row["domain"], f"({len(row['candidates'])} candidates of {row['n_tasks']} tasks)", BLANK, BLANK)
+    return to_markdown(table, escape=no_escape, trailing_blanks="tight")
 
 
 def _rate_fields(prefix: str, rate: Rate) -> dict[str, Any]:
