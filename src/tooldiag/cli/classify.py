@@ -35,7 +35,8 @@ def read_jsonl_objects(source: str) -> list[tuple[int, dict[str, Any]]]:
     for number, value in iter_jsonl(source, CLASSIFY_INPUT):
         if not isinstance(value, dict):
             raise UserError(
-                f"{jsonl_name(source, CLASSIFY_INPUT)} line {number}: expected a JSON object, got {type(value).__name__}",
+                f"{jsonl_name(source, CLASSIFY_INPUT)} line {number}: "
+                f"expected a JSON object, got {type(value).__name__}",
                 hint='write an assistant message, e.g. {"role": "assistant", "content": "...", "tool_calls": []}',
             )
         out.append((number, value))

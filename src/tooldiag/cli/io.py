@@ -142,7 +142,8 @@ def _parse_lines(stream: TextIO, source: str, wording: JsonlWording) -> Iterator
                 raise UserError(message, hint="one JSON object per line") from None
             yield number, value
     except UnicodeDecodeError as exc:
-        raise UserError(wording.not_utf8.format(source=source, reason=exc.reason), hint="save the file as UTF-8 JSONL") from None
+        message = wording.not_utf8.format(source=source, reason=exc.reason)
+        raise UserError(message, hint="save the file as UTF-8 JSONL") from None
     finally:
         if stream is not sys.stdin:
             stream.close()

@@ -26,7 +26,17 @@ from tooldiag.metrics.gar import (
     FLAG_NOT_COMPUTABLE,
 )
 from tooldiag.report.model import RunReport, ordered_categories, to_json
-from tooldiag.report.table import BLANK, Column, Table, escape_pipe, latex_lines, markdown_lines, tex_escape, to_csv, to_markdown
+from tooldiag.report.table import (
+    BLANK,
+    Column,
+    Table,
+    escape_pipe,
+    latex_lines,
+    markdown_lines,
+    tex_escape,
+    to_csv,
+    to_markdown,
+)
 
 FORMATS = ("md", "csv", "json", "latex")
 
@@ -169,7 +179,8 @@ def table14(reports: Sequence[RunReport]) -> Table:
             s = report.categories[category]
             gap = None if s.gar is None or s.turn_gar is None else s.gar - s.turn_gar
             ratio = s.gar / s.turn_gar if s.gar is not None and s.turn_gar else None
-            table.add(report.name, category, s.n, WithInterval(s.gar, s.gar_ci), WithInterval(s.turn_gar, s.turn_gar_ci), gap, ratio)
+            case, turn = WithInterval(s.gar, s.gar_ci), WithInterval(s.turn_gar, s.turn_gar_ci)
+            table.add(report.name, category, s.n, case, turn, gap, ratio)
     return table
 
 
@@ -210,7 +221,8 @@ def table14_markdown(reports: Sequence[RunReport]) -> str:
 def table5_markdown(reports: Sequence[RunReport]) -> str:
     """Paper 001 Table 5: cases emitting each decision class; * marks counts below T_cap."""
     t_cap = reports[0].thresholds.t_cap if reports else 10
-    return to_markdown(table5(reports)) + f"\nCases (of N) in which each class was emitted at least once; * = below T_cap = {t_cap}.\n"
+    legend = f"Cases (of N) in which each class was emitted at least once; * = below T_cap = {t_cap}."
+    return to_markdown(table5(reports)) + f"\n{legend}\n"
 
 
 def render_markdown(reports: Sequence[RunReport]) -> str:
@@ -236,7 +248,10 @@ CSV_COLUMNS = [
     "n_cases", *[f"cap_{a.value}" for a in CAPABILITY_CLASSES],
 ]
 #: CSV columns holding percentages (written with 4 decimals, empty when undefined).
-_CSV_NUMBERS = {"gar", "gar_lo", "gar_hi", "turn_gar", "turn_gar_lo", "turn_gar_hi", "acc", "acc_lo", "acc_hi", "delta_pp", "overall_acc"}
+_CSV_NUMBERS = {
+    "gar", "gar_lo", "gar_hi", "turn_gar", "turn_gar_lo", "turn_gar_hi",
+    "acc", "acc_lo", "acc_hi", "delta_pp", "overall_acc",
+}  # fmt: skip
 
 
 def _csv_column(name: str) -> Column:

@@ -11,7 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from tooldiag.errors import UserError
-from tooldiag.report.table import BLANK, Column, Table, markdown_lines, no_escape, one_line_escape_pipe, to_csv, to_markdown
+from tooldiag.report.table import (
+    BLANK,
+    Column,
+    Table,
+    markdown_lines,
+    no_escape,
+    one_line_escape_pipe,
+    to_csv,
+    to_markdown,
+)
 from tooldiag.suites.tau2.report import ClassCell, Rate, Tau2Report
 
 FORMATS = ("md", "csv", "json")
@@ -66,7 +75,8 @@ def _class_table(report: Tau2Report, attr: str) -> Table:
         cells: list[ClassCell] = getattr(row, attr)
         for cell in cells:
             model = row.agent_model + (" [oracle]" if row.oracle else "")
-            table.add(model, row.domain, cell.task_class, cell.n_tasks, cell.n_simulations, cell.gar, cell.acc, cell.delta)
+            table.add(model, row.domain, cell.task_class, cell.n_tasks, cell.n_simulations,
+                      cell.gar, cell.acc, cell.delta)  # fmt: skip
     return table
 
 
@@ -74,7 +84,8 @@ def _inputs_table(report: Tau2Report) -> Table:
     names = ["file", "layout", "domain", "agent", "user simulator", "trials", "tasks", "simulations"]
     table = Table(columns=[*map(_col, names), Column("oracle", format=_yes_no)], key="inputs")
     for i in report.inputs:
-        table.add(i.path, i.layout, i.domain, i.agent_model, i.user_model, i.num_trials or None, i.n_tasks, i.n_simulations, i.oracle)
+        table.add(i.path, i.layout, i.domain, i.agent_model, i.user_model, i.num_trials or None,
+                  i.n_tasks, i.n_simulations, i.oracle)  # fmt: skip
     return table
 
 
@@ -96,7 +107,8 @@ def _pass_hat_k_table(report: Tau2Report) -> Table:
     table = Table(columns=columns, key="pass_hat_k")
     for r in report.table2:
         table.add(r.agent_model, r.domain, r.n_tasks, r.n_simulations, r.avg_reward,
-                  *(r.pass_hat_k.get(k) for k in range(1, max_k + 1)), r.n_infrastructure_errors, r.terminations)  # fmt: skip
+                  *(r.pass_hat_k.get(k) for k in range(1, max_k + 1)),
+                  r.n_infrastructure_errors, r.terminations)  # fmt: skip
     return table
 
 
@@ -115,7 +127,8 @@ def _agreement_table(report: Tau2Report) -> Table:
                _number("κ confirmed"), _number("κ answer changed")]  # fmt: skip
     table = Table(columns=columns, key="agreement")
     for a in report.agreement:
-        table.add(a.agent_model, a.domain, a.n_events, a.n_null, a.percent_agreement, a.kappa_confirmed, a.kappa_answer_changed)
+        table.add(a.agent_model, a.domain, a.n_events, a.n_null,
+                  a.percent_agreement, a.kappa_confirmed, a.kappa_answer_changed)  # fmt: skip
     return table
 
 
@@ -192,7 +205,8 @@ def ask_scan_markdown(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         for hit in row["candidates"]:
             table.add(row["source"], row["domain"], hit["task_id"], hit["phrases"], hit["shipped"])
-        table.add(row["source"], row["domain"], f"({len(row['candidates'])} candidates of {row['n_tasks']} tasks)", BLANK, BLANK)
+        count = f"({len(row['candidates'])} candidates of {row['n_tasks']} tasks)"
+        table.add(row["source"], row["domain"], count, BLANK, BLANK)
     return to_markdown(table, escape=no_escape, trailing_blanks="tight")
 
 

@@ -121,7 +121,8 @@ def _passes_with_shift(cell: Passes) -> str:
 
 def _pass_flow(shift: CategoryShift) -> str:
     delta = shift.probe.passed - shift.baseline.passed
-    return f"{shift.baseline.passed} -> {shift.probe.passed} ({delta:+d}; P->F {shift.pass_to_fail}, F->P {shift.fail_to_pass})"
+    flow = f"P->F {shift.pass_to_fail}, F->P {shift.fail_to_pass}"
+    return f"{shift.baseline.passed} -> {shift.probe.passed} ({delta:+d}; {flow})"
 
 
 def _shift_column(name: str, digits: int = 1) -> Column:
@@ -189,7 +190,8 @@ def shifts_table(comparisons: Sequence[Comparison]) -> Table:
             gar = None if comp.probe == "cri-bypass" else Shifted(cat.probe.gar, cat.gar_shift)
             table.add(comp.model, comp.probe, cat.category, cat.n, gar, Shifted(cat.probe.acc, cat.acc_shift),
                       cat.pass_to_fail, cat.fail_to_pass, cat.probe.fired_rate, cat.changed)  # fmt: skip
-        table.add(comp.model, comp.probe, "all", comp.n, BLANK, Shifted(comp.acc, comp.acc_shift), BLANK, BLANK, BLANK, comp.changed)
+        overall = Shifted(comp.acc, comp.acc_shift)
+        table.add(comp.model, comp.probe, "all", comp.n, BLANK, overall, BLANK, BLANK, BLANK, comp.changed)
     table.note = "Cells: value (shift vs baseline) in %/pp. CRI-bypass GAR is not a model measurement (App. C.2)."
     return table
 
@@ -285,7 +287,8 @@ def table9(runs: dict[str, dict[str, RunView]], by_key: dict[tuple[str, str], Co
     if not models:
         return None
     table = Table(key="table9", title="Table 9: per-category passes, baseline -> SRI (P->F / F->P)",
-                  columns=[Column("Category"), *(Column(m, missing="-", format=_pass_flow) for m in models)])  # fmt: skip
+                  columns=[Column("Category"),
+                           *(Column(m, missing="-", format=_pass_flow) for m in models)])  # fmt: skip
     categories = [c for c in ("base", "long_context", "miss_func", "miss_param")
                   if any(by_key[(m, "sri")].category(c) for m in models)]  # fmt: skip
     for cat in categories:
@@ -307,7 +310,8 @@ def _per_model(key: str, title: str, spec: str, metric: str, by_key: dict[tuple[
     if metric == "acc_shift":
         cells = [_shift_column("miss_func"), _shift_column("miss_param")]
     else:
-        cells = [Column(name, missing="-", format=lambda value: fmt_value(value) + "%") for name in ("miss_func", "miss_param")]
+        cells = [Column(name, missing="-", format=lambda value: fmt_value(value) + "%")
+                 for name in ("miss_func", "miss_param")]  # fmt: skip
     table = Table(key=key, title=title, columns=[Column("Family"), *cells])
     for model in models:
         comp = by_key.get((model, spec))
