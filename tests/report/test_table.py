@@ -55,7 +55,9 @@ def small() -> Table:
 def test_cells_are_values_and_columns_format_them():
     table = small()
     assert table.rows[0] == ["a|b", 0.256, 1.5, 3]  # numbers stay numbers
-    assert table.column("rate_pct") == [0.256, None]
+    assert table.column("rate_pct") == table.column("rate") == [0.256, None]
+    with pytest.raises(KeyError, match="no column 'nope'"):
+        table.column("nope")
     assert table.texts() == [["a|b", "25.6", "+1.50", "3"], ["c_d", "–", "-0.25", ""]]
 
 

@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tooldiag.errors import UserError
+
 Formatter = Callable[[Any], str]
 
 
@@ -125,8 +127,10 @@ class Table:
 
     def column(self, key: str) -> list[Any]:
         """The values of one column (by key or name)."""
-        index = next(i for i, c in enumerate(self.columns) if c.id == key)
-        return [row[index] for row in self.rows]
+        for index, column in enumerate(self.columns):
+            if column.id == key or column.name == key:
+                return [row[index] for row in self.rows]
+        raise KeyError(f"no column {key!r}")
 
     @classmethod
     def from_records(cls, records: Iterable[Mapping[str, Any]], **kwargs: Any) -> Table:
@@ -315,7 +319,5 @@ def render_table(table: Table, fmt: str) -> str:
     try:
         renderer = RENDERERS[fmt]
     except KeyError:
-        from tooldiag.errors import UserError
-
         raise UserError(f"unknown table format {fmt!r}", hint="use one of: " + ", ".join(RENDERERS)) from None
     return renderer(table)

@@ -90,6 +90,7 @@ def test_table4_table8_table9_layouts():
     ), md
     tables = {t.key: t for t in report.tables}
     assert tables["table8"].texts() == [["fam", "3/8 (37.50%)", "4/8 (+12.5)"]]
+    assert tables["table8"].rows[0][1] == (3, 8, 37.5)  # cells hold numbers; columns format them
     assert tables["table9"].texts() == [
         ["base", "1 -> 3 (+2; P->F 0, F->P 2)"],
         ["miss_func", "2 -> 1 (-1; P->F 1, F->P 0)"],
