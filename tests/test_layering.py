@@ -50,7 +50,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "store": _CORE,
     "runner": (*_CORE, "models", "store"),
     "judges": (*_CORE, "models", "runner"),
-    "classify": (*_CORE, "models", "runner", "judges"),
+    # classify.evaluate renders its precision/recall tables with the shared Table type
+    "classify": (*_CORE, "models", "runner", "judges", "report.table"),
     "metrics": ("errors", "classify.classes"),
     "report": (*_CORE, "classify", "metrics", "store"),
     "diagnose": (*_CORE, "classify", "metrics", "report"),

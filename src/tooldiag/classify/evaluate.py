@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tooldiag.classify.classes import ActionClass
+from tooldiag.report.table import BLANK, Column, Table, no_escape, to_markdown
 
 #: Row order of the tables: the paper's priority order.
 CLASS_ORDER: tuple[ActionClass, ...] = (
@@ -80,27 +81,44 @@ def evaluate(scheme: str, gold: Sequence[ActionClass], predicted: Sequence[Actio
     return Evaluation(scheme=scheme, scores=scores, accuracy=correct / len(gold) if gold else 0.0, n=len(gold), confusion=confusion)
 
 
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.1f}"
+def _rate(name: str) -> Column:
+    """A precision / recall / accuracy column: a fraction shown as a percentage, one decimal."""
+    return Column(name, decimals=1, percent=True, missing="–")
+
+
+def evaluation_table(evaluations: Sequence[Evaluation]) -> Table:
+    """Precision / recall per class, one column pair per scheme, plus accuracy and macro-F1 rows.
+
+    The accuracy and macro-F1 rows fill the P column of each scheme and leave R blank.
+    """
+    columns = [Column("class"), Column("support")]
+    for e in evaluations:
+        columns += [_rate(f"{e.scheme} P"), _rate(f"{e.scheme} R")]
+    table = Table(columns=columns, key="classifier_evaluation")
+    for i, action in enumerate(CLASS_ORDER):
+        support = evaluations[0].scores[i].support if evaluations else 0
+        cells = [value for e in evaluations for value in (e.scores[i].precision, e.scores[i].recall)]
+        table.add(action.value, support, *cells)
+    n = evaluations[0].n if evaluations else 0
+    table.add("accuracy", n, *(value for e in evaluations for value in (e.accuracy, BLANK)))
+    table.add("macro-F1", n, *(value for e in evaluations for value in (e.macro_f1, BLANK)))
+    return table
 
 
 def evaluation_markdown(evaluations: Sequence[Evaluation]) -> str:
     """Precision / recall per class, one column pair per scheme, plus accuracy and macro-F1."""
-    header = "| class | support | " + " | ".join(f"{e.scheme} P | {e.scheme} R" for e in evaluations) + " |"
-    lines = [header, "|---|---|" + "---|---|" * len(evaluations)]
-    for i, action in enumerate(CLASS_ORDER):
-        support = evaluations[0].scores[i].support if evaluations else 0
-        cells = " | ".join(f"{_pct(e.scores[i].precision)} | {_pct(e.scores[i].recall)}" for e in evaluations)
-        lines.append(f"| {action.value} | {support} | {cells} |")
-    n = evaluations[0].n if evaluations else 0
-    lines.append(f"| accuracy | {n} | " + " | ".join(f"{100 * e.accuracy:.1f} | " for e in evaluations) + "|")
-    lines.append(f"| macro-F1 | {n} | " + " | ".join(f"{100 * e.macro_f1:.1f} | " for e in evaluations) + "|")
-    return "\n".join(lines) + "\n"
+    return to_markdown(evaluation_table(evaluations), escape=no_escape, trailing_blanks="tight")
+
+
+def confusion_table(evaluation: Evaluation) -> Table:
+    """Rows gold, columns predicted."""
+    columns = [Column(f"gold \\ {evaluation.scheme}", key="gold"), *(Column(a.value) for a in CLASS_ORDER)]
+    table = Table(columns=columns, key=f"confusion_{evaluation.scheme}")
+    for g in CLASS_ORDER:
+        table.add(g.value, *(evaluation.confusion.get((g, p), 0) for p in CLASS_ORDER))
+    return table
 
 
 def confusion_markdown(evaluation: Evaluation) -> str:
     """Rows gold, columns predicted."""
-    lines = [f"| gold \\ {evaluation.scheme} | " + " | ".join(a.value for a in CLASS_ORDER) + " |", "|---|" + "---|" * len(CLASS_ORDER)]
-    for g in CLASS_ORDER:
-        lines.append(f"| {g.value} | " + " | ".join(str(evaluation.confusion.get((g, p), 0)) for p in CLASS_ORDER) + " |")
-    return "\n".join(lines) + "\n"
+    return to_markdown(confusion_table(evaluation), escape=no_escape)

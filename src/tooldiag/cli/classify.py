@@ -61,30 +61,14 @@ def resolve_classifier_options(
 
 def read_jsonl_objects(source: str) -> list[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for each non-blank line of ``source`` (a path or ``-``)."""
-    if source == "-":
-        lines = sys.stdin.read().splitlines()
-        name = "stdin"
-    else:
-        path = Path(source)
-        if not path.is_file():
-            what = "is a directory" if path.is_dir() else "does not exist"
-            raise UserError(f"{source} {what}", hint="give a JSONL file, or - to read standard input")
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except UnicodeDecodeError as exc:
-            raise UserError(f"{source} is not UTF-8 text ({exc.reason})", hint="save the file as UTF-8 JSONL") from None
-        name = source
+    from tooldiag.cli.io import CLASSIFY_INPUT, iter_jsonl, jsonl_name
+
     out = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{name} line {number}: not valid JSON ({exc.msg})", hint="one JSON object per line") from None
+    for number, value in iter_jsonl(source, CLASSIFY_INPUT):
         if not isinstance(value, dict):
             raise UserError(
-                f"{name} line {number}: expected a JSON object, got {type(value).__name__}",
+                f"{jsonl_name(source, CLASSIFY_INPUT)} line {number}: "
+                f"expected a JSON object, got {type(value).__name__}",
                 hint='write an assistant message, e.g. {"role": "assistant", "content": "...", "tool_calls": []}',
             )
         out.append((number, value))

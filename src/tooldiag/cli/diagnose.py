@@ -17,7 +17,6 @@ from tooldiag.cli.report import (
     Scheme,
     TCap,
     check_format,
-    emit,
     thresholds_from,
 )
 
@@ -45,6 +44,7 @@ def diagnose_command(
     Example: tooldiag diagnose examples/agent_log.jsonl --format json
     """
     from tooldiag.api import diagnose
+    from tooldiag.cli.io import write_out
     from tooldiag.report.render import render
 
     check_format(fmt)
@@ -53,7 +53,7 @@ def diagnose_command(
         resolve_classifier_options(scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency),
         thresholds=thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence),
     )
-    emit(render([report], fmt), out)
+    write_out(render([report], fmt), out)
 
 
 def register(app: typer.Typer) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -39,19 +38,6 @@ def case_json(record) -> dict[str, Any]:
     }
 
 
-def _open_output(out: Path):
-    """The --out file for writing (its folder created), or one clear error."""
-    from tooldiag.errors import UserError
-
-    if out.is_dir():
-        raise UserError(f"--out {out} is a folder; --format jsonl writes a file", hint="give a file path, e.g. --out run.jsonl")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        return out.open("w", encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"cannot write {out} ({exc.strerror or exc})", hint="give a writable file path for --out") from None
-
-
 def export_command(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
     format: Annotated[str, typer.Option("--format", "-f", help="jsonl (one case per line) or bfcl (BFCL result files in --out).")] = "jsonl",
@@ -69,13 +55,11 @@ def export_command(
     store = RunStore.open(run_dir, sort_key=case_id_order)
     try:
         if format == "jsonl":
-            handle = sys.stdout if out is None else _open_output(out)
-            try:
+            from tooldiag.cli.io import JSONL_OUT, open_out
+
+            with open_out(out, JSONL_OUT) as handle:
                 for record in store.iter_cases():
                     handle.write(json.dumps(case_json(record), ensure_ascii=False) + "\n")
-            finally:
-                if out is not None:
-                    handle.close()
         elif format == "bfcl":
             if out is None:
                 raise UserError("--format bfcl writes a folder", hint="add --out FOLDER")

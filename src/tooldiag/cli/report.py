@@ -33,15 +33,6 @@ def check_format(fmt: str) -> None:
         raise UserError(f"unknown format {fmt!r}", hint="use one of: " + ", ".join(FORMATS))
 
 
-def emit(text: str, out: Path | None) -> None:
-    if out is None:
-        typer.echo(text, nl=False)
-        return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
-    typer.echo(f"wrote {out}", err=True)
-
-
 def report_command(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (from `tooldiag run` or `tooldiag import`).")],
     fmt: Format = "md",
@@ -68,6 +59,7 @@ def report_command(
     Example: tooldiag report runs/qwen3 runs/xlam --format latex --out table1.tex
     """
     from tooldiag import api
+    from tooldiag.cli.io import write_out
     from tooldiag.report.render import render
 
     check_format(fmt)
@@ -76,10 +68,10 @@ def report_command(
     if baseline:
         from tooldiag.suites.bfcl.probes import report as probes
 
-        emit(probes.render(api.probe_report(run_dirs, baseline, classifier), fmt), out)
+        write_out(probes.render(api.probe_report(run_dirs, baseline, classifier), fmt), out)
         return
     reports = api.report(run_dirs, classifier, thresholds=thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence))
-    emit(render(reports, fmt), out)
+    write_out(render(reports, fmt), out)
 
 
 def register(app: typer.Typer) -> None:

@@ -9,7 +9,6 @@ Each output line holds ``tool_selection``, ``parameter_structure``, ``sequence``
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -32,29 +31,14 @@ def score_plan_command(
     ] = False,
 ) -> None:
     """Score predicted tool-call plans against expected plans (paper 000, Eqs. 1a, 1b, 2, 3)."""
-    import json
-
+    from tooldiag.cli.io import SCORE_PLAN_INPUT, iter_jsonl, jsonl_name, open_out
     from tooldiag.errors import UserError
 
-    if source == "-":
-        stream = sys.stdin
-        name = "stdin"
-    else:
-        path = Path(source)
-        if not path.is_file():
-            raise UserError(f"{source} is not a file", hint="pass a .jsonl file, or - to read stdin")
-        stream = path.open(encoding="utf-8")
-        name = str(path)
-    sink = output.open("w", encoding="utf-8") if output else sys.stdout
-    try:
+    name = jsonl_name(source, SCORE_PLAN_INPUT)
+    lines = iter_jsonl(source, SCORE_PLAN_INPUT)  # a missing input fails before the output is created
+    with open_out(output) as sink:
         batch: list[tuple[int, dict]] = []
-        for number, line in enumerate(stream, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{name}:{number} is not valid JSON ({exc.msg})", hint="one JSON object per line") from None
+        for number, item in lines:
             if not isinstance(item, dict) or "expected" not in item or "predicted" not in item:
                 raise UserError(
                     f'{name}:{number} lacks "expected" or "predicted"',
@@ -67,11 +51,6 @@ def score_plan_command(
                 _flush(batch, schema_aware, name, sink)
                 batch = []
         _flush(batch, schema_aware, name, sink)
-    finally:
-        if output:
-            sink.close()
-        if stream is not sys.stdin:
-            stream.close()
 
 
 def _flush(batch: list[tuple[int, dict]], schema_aware: bool, name: str, sink) -> None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from tooldiag.cli.io import write_out
 from tooldiag.cli.options import ApiKeyEnv, BaseUrl, Concurrency, MaxRetries, NoCache
 
 tau2_app = typer.Typer(
@@ -15,20 +15,6 @@ tau2_app = typer.Typer(
     "(paper Table 2) and confirmation before database writes (Table 3).",
     no_args_is_help=True,
 )
-
-
-def _write(text: str, out: Path | None) -> None:
-    if out is None:
-        sys.stdout.write(text)
-        return
-    from tooldiag.errors import UserError
-
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"{out}: cannot write ({exc.strerror})", hint="choose a writable --out path") from None
-    typer.echo(f"wrote {out}", err=True)
 
 
 @tau2_app.command("diagnose")
@@ -69,7 +55,7 @@ def diagnose_command(
         tasks_file=tasks,
         ask_ids=load_ask_ids_file(ask_ids) if ask_ids else None,
     )
-    _write(render(report, format), out)
+    write_out(render(report, format), out)
 
 
 @tau2_app.command("ask-scan")
@@ -89,15 +75,11 @@ def ask_scan_command(
         raise UserError(f"unknown format {format!r}", hint="use --format md or --format json")
     rows = scan_sources(sources)
     if format == "json":
-        _write(json.dumps(rows, indent=2) + "\n", out)
+        write_out(json.dumps(rows, indent=2) + "\n", out)
         return
-    lines = ["| source | domain | task | phrases | shipped ask id |", "|---|---|---|---|---|"]
-    for row in rows:
-        for hit in row["candidates"]:
-            shipped = {True: "yes", False: "no", None: "–"}[hit["shipped"]]
-            lines.append(f"| {row['source']} | {row['domain']} | {hit['task_id']} | {'; '.join(hit['phrases'])} | {shipped} |")
-        lines.append(f"| {row['source']} | {row['domain']} | ({len(row['candidates'])} candidates of {row['n_tasks']} tasks) | | |")
-    _write("\n".join(lines) + "\n", out)
+    from tooldiag.suites.tau2.formats import ask_scan_markdown
+
+    write_out(ask_scan_markdown(rows), out)
 
 
 def register(app: typer.Typer) -> None:

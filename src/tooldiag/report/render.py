@@ -4,14 +4,18 @@ Markdown and LaTeX follow paper 001's layouts: Table 1 (a row per run; per categ
 GAR, Acc, Delta; overall Acc), Table 14 (case- vs turn-level GAR with Wilson
 intervals) and Table 5 (capability counts, T_cap). CSV is one tidy row per run and
 category, for pandas; JSON is :func:`tooldiag.report.model.to_json`.
+
+Each table is first built as a :class:`~tooldiag.report.table.Table` of values
+(:func:`table1`, :func:`table14`, :func:`table5`, :func:`tidy_table`); composite cells
+(a Delta with its flags, a GAR with its interval, a count below T_cap) are small named
+tuples whose markdown and LaTeX texts the columns define.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from tooldiag.metrics.gar import (
     CAPABILITY_CLASSES,
@@ -20,9 +24,19 @@ from tooldiag.metrics.gar import (
     FLAG_EXECUTION_FAILURE,
     FLAG_MASKING,
     FLAG_NOT_COMPUTABLE,
-    CategorySummary,
 )
 from tooldiag.report.model import RunReport, ordered_categories, report_order, to_json
+from tooldiag.report.table import (
+    BLANK,
+    Column,
+    Table,
+    escape_pipe,
+    latex_lines,
+    markdown_lines,
+    tex_escape,
+    to_csv,
+    to_markdown,
+)
 
 FORMATS = ("md", "csv", "json", "latex")
 
@@ -39,21 +53,74 @@ def _pct(value: float | None, digits: int = 1) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def _signed(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:+.1f}"
-
-
 def _ci(interval: tuple[float, float] | None) -> str:
     return "" if interval is None else f"[{interval[0]:.1f}, {interval[1]:.1f}]"
 
 
-def _md(name: str) -> str:
-    return name.replace("|", "\\|")
+class Delta(NamedTuple):
+    """A category's GAR - Acc (pp) with the flags raised on it."""
+
+    pp: float | None
+    flags: tuple[str, ...]
 
 
-def _marks(summary: CategorySummary) -> str:
-    marks = [_FLAG_MARKS[f] for f in summary.flags if f in _FLAG_MARKS]
+class WithInterval(NamedTuple):
+    """A GAR (%) with its Wilson interval."""
+
+    value: float | None
+    interval: tuple[float, float] | None
+
+
+class Capability(NamedTuple):
+    """Cases emitting a class, and whether that reaches T_cap."""
+
+    count: int
+    capable: bool
+
+
+def _marks(flags: Sequence[str]) -> str:
+    marks = [_FLAG_MARKS[f] for f in flags if f in _FLAG_MARKS]
     return f" ({','.join(marks)})" if marks else ""
+
+
+def _md_delta(delta: Delta) -> str:
+    return ("n/a" if delta.pp is None else f"{delta.pp:+.1f}") + _marks(delta.flags)
+
+
+def _tex_delta(delta: Delta | None) -> str:
+    if delta is None or delta.pp is None:
+        return "n/a"
+    colour = "green!50!black" if delta.pp >= 0 else "red"
+    cell = rf"\textcolor{{{colour}}}{{${delta.pp:+.1f}$}}"
+    if FLAG_EXECUTION_FAILURE in delta.flags or FLAG_MASKING in delta.flags:
+        cell = r"\cellcolor{gray!25}" + cell
+    if FLAG_BOUND_VIOLATION in delta.flags:
+        cell += r"$^{\dagger}$"
+    return cell
+
+
+def _md_interval(cell: WithInterval) -> str:
+    return f"{_pct(cell.value)}% {_ci(cell.interval)}"
+
+
+def _tex_interval(cell: WithInterval) -> str:
+    return f"{_pct(cell.value)}\\% {_ci(cell.interval)}"
+
+
+def _tex_ratio(ratio: float | None) -> str:
+    return "--" if ratio is None else f"{ratio:.2f}$\\times$"
+
+
+def _md_capability(cell: Capability) -> str:
+    return f"{cell.count}{'' if cell.capable else '*'}"
+
+
+def _tex_capability(cell: Capability) -> str:
+    return f"{cell.count}{'' if cell.capable else '$^{*}$'}"
+
+
+def _percent(name: str, digits: int = 1) -> Column:
+    return Column(name, decimals=digits, missing="n/a")
 
 
 def _all_categories(reports: Sequence[RunReport]) -> list[str]:
@@ -71,23 +138,68 @@ def _gold_line(reports: Sequence[RunReport], categories: list[str]) -> str:
     return "Gold action per category: " + "; ".join(golds) + "."
 
 
+# -- the three tables as data ---------------------------------------------------------------
+def table1(reports: Sequence[RunReport]) -> Table:
+    """Paper 001 Table 1: calibration profile, a row per run; GAR, Acc, Delta per category."""
+    categories = _all_categories(reports)
+    columns = [Column("Run"), _percent("Overall Acc", 2)]
+    for category in categories:
+        columns += [
+            _percent(f"{category} GAR"),
+            _percent(f"{category} Acc"),
+            Column(f"{category} Δ", format=_md_delta, latex=_tex_delta),
+        ]
+    table = Table(columns=columns, key="table1", title="Calibration profile (paper 001, Table 1)")
+    for report in reports:
+        row: list[Any] = [report.name, report.overall_acc]
+        for category in categories:
+            s = report.categories.get(category)
+            row += [BLANK] * 3 if s is None else [s.gar, s.acc, Delta(s.delta_pp, tuple(s.flags))]
+        table.add(*row)
+    return table
+
+
+def table14(reports: Sequence[RunReport]) -> Table:
+    """Paper 001 Table 14: case- vs turn-level GAR with Wilson intervals, a row per run and category."""
+    confidence = int(round(100 * reports[0].thresholds.confidence)) if reports else 95
+    columns = [
+        Column("Run"),
+        Column("Category", md_escape=False),
+        Column("n", latex_name="$n$"),
+        Column(f"Case GAR (Wilson {confidence}% CI)", format=_md_interval, latex=_tex_interval,
+               latex_name="Case GAR (Wilson CI)"),
+        Column(f"Turn GAR (Wilson {confidence}% CI)", format=_md_interval, latex=_tex_interval,
+               latex_name="Turn GAR (Wilson CI)"),
+        Column("Gap (pp)", decimals=1, signed=True, missing="n/a"),
+        Column("Ratio", missing="–", format=lambda ratio: f"{ratio:.2f}×", latex=_tex_ratio),
+    ]  # fmt: skip
+    table = Table(columns=columns, key="table14", title="Case- vs turn-level GAR (paper 001, Table 14)")
+    for report in reports:
+        for category in ordered_categories(list(report.categories), report.category_order):
+            s = report.categories[category]
+            gap = None if s.gar is None or s.turn_gar is None else s.gar - s.turn_gar
+            ratio = s.gar / s.turn_gar if s.gar is not None and s.turn_gar else None
+            case, turn = WithInterval(s.gar, s.gar_ci), WithInterval(s.turn_gar, s.turn_gar_ci)
+            table.add(report.name, category, s.n, case, turn, gap, ratio)
+    return table
+
+
+def table5(reports: Sequence[RunReport]) -> Table:
+    """Paper 001 Table 5: cases emitting each decision class; * marks counts below T_cap."""
+    columns = [Column("Run"), Column("N", latex_name="$N$")]
+    columns += [Column(a.value, format=_md_capability, latex=_tex_capability) for a in CAPABILITY_CLASSES]
+    table = Table(columns=columns, key="table5", title="Capability counts (paper 001, Table 5)")
+    for report in reports:
+        cap = report.capability
+        table.add(report.name, cap.n, *(Capability(cap.counts.get(a, 0), cap.capable(a)) for a in CAPABILITY_CLASSES))
+    return table
+
+
 # -- markdown ---------------------------------------------------------------------------
 def table1_markdown(reports: Sequence[RunReport]) -> str:
     """Paper 001 Table 1: calibration profile, a row per run."""
     categories = _all_categories(reports)
-    header = ["Run", "Overall Acc"]
-    for category in categories:
-        header += [f"{category} GAR", f"{category} Acc", f"{category} Δ"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for report in reports:
-        row = [_md(report.name), _pct(report.overall_acc, 2)]
-        for category in categories:
-            s = report.categories.get(category)
-            if s is None:
-                row += ["", "", ""]
-            else:
-                row += [_pct(s.gar), _pct(s.acc), _signed(s.delta_pp) + _marks(s)]
-        lines.append("| " + " | ".join(row) + " |")
+    lines = markdown_lines(table1(reports))
     t = reports[0].thresholds if reports else None
     legend = (
         f"{_gold_line(reports, categories)} GAR, Acc, Δ = GAR − Acc in %. Flags: "
@@ -103,32 +215,14 @@ def table1_markdown(reports: Sequence[RunReport]) -> str:
 
 def table14_markdown(reports: Sequence[RunReport]) -> str:
     """Paper 001 Table 14: case- vs turn-level GAR with Wilson intervals."""
-    confidence = int(round(100 * reports[0].thresholds.confidence)) if reports else 95
-    lines = [
-        f"| Run | Category | n | Case GAR (Wilson {confidence}% CI) | Turn GAR (Wilson {confidence}% CI) | Gap (pp) | Ratio |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for report in reports:
-        for category in ordered_categories(list(report.categories), report.category_order):
-            s = report.categories[category]
-            gap = None if s.gar is None or s.turn_gar is None else s.gar - s.turn_gar
-            ratio = f"{s.gar / s.turn_gar:.2f}×" if s.gar is not None and s.turn_gar else "–"
-            lines.append(
-                f"| {_md(report.name)} | {category} | {s.n} | {_pct(s.gar)}% {_ci(s.gar_ci)} | "
-                f"{_pct(s.turn_gar)}% {_ci(s.turn_gar_ci)} | {_signed(gap)} | {ratio} |"
-            )
-    return "\n".join(lines) + "\n"
+    return to_markdown(table14(reports))
 
 
 def table5_markdown(reports: Sequence[RunReport]) -> str:
     """Paper 001 Table 5: cases emitting each decision class; * marks counts below T_cap."""
     t_cap = reports[0].thresholds.t_cap if reports else 10
-    lines = ["| Run | N | " + " | ".join(a.value for a in CAPABILITY_CLASSES) + " |", "|---|---|" + "---|" * len(CAPABILITY_CLASSES)]
-    for report in reports:
-        cap = report.capability
-        cells = [f"{cap.counts.get(a, 0)}{'' if cap.capable(a) else '*'}" for a in CAPABILITY_CLASSES]
-        lines.append(f"| {_md(report.name)} | {cap.n} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + f"\n\nCases (of N) in which each class was emitted at least once; * = below T_cap = {t_cap}.\n"
+    legend = f"Cases (of N) in which each class was emitted at least once; * = below T_cap = {t_cap}."
+    return to_markdown(table5(reports)) + f"\n{legend}\n"
 
 
 def render_markdown(reports: Sequence[RunReport]) -> str:
@@ -141,7 +235,7 @@ def render_markdown(reports: Sequence[RunReport]) -> str:
         "## Capability counts (paper 001, Table 5)\n",
         table5_markdown(reports),
     ]
-    notes = [f"- {_md(r.name)}: {note}" for r in reports for note in r.notes]
+    notes = [f"- {escape_pipe(r.name)}: {note}" for r in reports for note in r.notes]
     if notes:
         parts += ["## Notes\n", "\n".join(notes) + "\n"]
     return "\n".join(parts)
@@ -153,86 +247,67 @@ CSV_COLUMNS = [
     "turn_gar_lo", "turn_gar_hi", "acc", "acc_lo", "acc_hi", "delta_pp", "flags", "n_errors", "overall_acc",
     "n_cases", *[f"cap_{a.value}" for a in CAPABILITY_CLASSES],
 ]
+#: CSV columns holding percentages (written with 4 decimals, empty when undefined).
+_CSV_NUMBERS = {
+    "gar", "gar_lo", "gar_hi", "turn_gar", "turn_gar_lo", "turn_gar_hi",
+    "acc", "acc_lo", "acc_hi", "delta_pp", "overall_acc",
+}  # fmt: skip
 
 
-def render_csv(reports: Sequence[RunReport]) -> str:
+def _csv_column(name: str) -> Column:
+    if name in _CSV_NUMBERS:
+        return Column(name, decimals=4)
+    if name == "flags":
+        return Column(name, format=";".join)
+    return Column(name)
+
+
+def tidy_table(reports: Sequence[RunReport]) -> Table:
     """One row per run and category; run-level numbers (overall Acc, capability) repeated."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-
-    def num(value: float | None) -> str:
-        return "" if value is None else f"{value:.4f}"
-
+    table = Table(columns=[_csv_column(name) for name in CSV_COLUMNS], key="report")
     for report in reports:
         caps = [report.capability.counts.get(a, 0) for a in CAPABILITY_CLASSES]
         for category in ordered_categories(list(report.categories), report.category_order):
             s = report.categories[category]
-            lo_hi = [(num(ci[0]), num(ci[1])) if ci else ("", "") for ci in (s.gar_ci, s.turn_gar_ci, s.acc_ci)]
-            writer.writerow(
-                [report.name, report.source, report.scheme, category, s.gold.value, s.n, num(s.gar), *lo_hi[0],
-                 num(s.turn_gar), *lo_hi[1], num(s.acc), *lo_hi[2], num(s.delta_pp), ";".join(s.flags), s.n_errors,
-                 num(report.overall_acc), report.capability.n, *caps]
-            )
-    return buffer.getvalue()
+            lo_hi = [ci if ci else (None, None) for ci in (s.gar_ci, s.turn_gar_ci, s.acc_ci)]
+            table.add(
+                report.name, report.source, report.scheme, category, s.gold.value, s.n, s.gar, *lo_hi[0],
+                s.turn_gar, *lo_hi[1], s.acc, *lo_hi[2], s.delta_pp, list(s.flags), s.n_errors,
+                report.overall_acc, report.capability.n, *caps,
+            )  # fmt: skip
+    return table
+
+
+def render_csv(reports: Sequence[RunReport]) -> str:
+    """One row per run and category; run-level numbers (overall Acc, capability) repeated."""
+    return to_csv(tidy_table(reports))
 
 
 # -- latex --------------------------------------------------------------------------------
-_TEX_ESCAPES = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$", "{": r"\{", "}": r"\}", "^": r"\^{}", "~": r"\~{}"}
-
-
-def _tex(text: str) -> str:
-    return "".join(_TEX_ESCAPES.get(char, char) for char in text)
-
-
-def _tex_delta(s: CategorySummary) -> str:
-    if s.delta_pp is None:
-        return "n/a"
-    colour = "green!50!black" if s.delta_pp >= 0 else "red"
-    cell = rf"\textcolor{{{colour}}}{{${s.delta_pp:+.1f}$}}"
-    if FLAG_EXECUTION_FAILURE in s.flags or FLAG_MASKING in s.flags:
-        cell = r"\cellcolor{gray!25}" + cell
-    if FLAG_BOUND_VIOLATION in s.flags:
-        cell += r"$^{\dagger}$"
-    return cell
+def _table1_latex_header(reports: Sequence[RunReport], categories: list[str]) -> list[str]:
+    """Three header lines: category spans, their gold class, then GAR / Acc / Delta."""
+    gold = {c: next(r.categories[c].gold.value for r in reports if c in r.categories) for c in categories}
+    return [
+        "Run & Overall Acc & " + " & ".join(rf"\multicolumn{{3}}{{c}}{{{tex_escape(c)}}}" for c in categories) + r" \\",
+        " & & " + " & ".join(rf"\multicolumn{{3}}{{c}}{{gold: {tex_escape(gold[c])}}}" for c in categories) + r" \\",
+        " & & " + " & ".join(r"GAR & Acc & $\Delta$" for _ in categories) + r" \\",
+    ]
 
 
 def render_latex(reports: Sequence[RunReport]) -> str:
     """Table 1, 14 and 5 as booktabs tables (needs ``booktabs`` and ``xcolor`` with ``table``)."""
     categories = _all_categories(reports)
     out = ["% tooldiag report; needs \\usepackage{booktabs} and \\usepackage[table]{xcolor}"]
-    out += [r"\begin{tabular}{l r " + " ".join(["rrr"] * len(categories)) + "}", r"\toprule"]
-    out.append("Run & Overall Acc & " + " & ".join(rf"\multicolumn{{3}}{{c}}{{{_tex(c)}}}" for c in categories) + r" \\")
-    gold = {c: next(r.categories[c].gold.value for r in reports if c in r.categories) for c in categories}
-    out.append(" & & " + " & ".join(rf"\multicolumn{{3}}{{c}}{{gold: {_tex(gold[c])}}}" for c in categories) + r" \\")
-    out.append(" & & " + " & ".join(r"GAR & Acc & $\Delta$" for _ in categories) + r" \\")
-    out.append(r"\midrule")
-    for report in reports:
-        cells = [_tex(report.name), _pct(report.overall_acc, 2)]
-        for c in categories:
-            s = report.categories.get(c)
-            cells += ["", "", ""] if s is None else [_pct(s.gar), _pct(s.acc), _tex_delta(s)]
-        out.append(" & ".join(cells) + r" \\")
-    out += [r"\bottomrule", r"\end{tabular}", ""]
-    out += [r"\begin{tabular}{l l r l l r r}", r"\toprule",
-            r"Run & Category & $n$ & Case GAR (Wilson CI) & Turn GAR (Wilson CI) & Gap (pp) & Ratio \\", r"\midrule"]
-    for report in reports:
-        for c in ordered_categories(list(report.categories), report.category_order):
-            s = report.categories[c]
-            gap = None if s.gar is None or s.turn_gar is None else s.gar - s.turn_gar
-            ratio = f"{s.gar / s.turn_gar:.2f}$\\times$" if s.gar is not None and s.turn_gar else "--"
-            out.append(
-                f"{_tex(report.name)} & {_tex(c)} & {s.n} & {_pct(s.gar)}\\% {_ci(s.gar_ci)} & "
-                f"{_pct(s.turn_gar)}\\% {_ci(s.turn_gar_ci)} & {_signed(gap)} & {ratio} \\\\"
-            )
-    out += [r"\bottomrule", r"\end{tabular}", ""]
-    out += [r"\begin{tabular}{l r " + "r " * len(CAPABILITY_CLASSES) + "}", r"\toprule",
-            "Run & $N$ & " + " & ".join(_tex(a.value) for a in CAPABILITY_CLASSES) + r" \\", r"\midrule"]
-    for report in reports:
-        cap = report.capability
-        cells = [f"{cap.counts.get(a, 0)}{'' if cap.capable(a) else '$^{*}$'}" for a in CAPABILITY_CLASSES]
-        out.append(f"{_tex(report.name)} & {cap.n} & " + " & ".join(cells) + r" \\")
-    out += [r"\bottomrule", r"\end{tabular}", ""]
+    out += latex_lines(
+        table1(reports),
+        spec="l r " + " ".join(["rrr"] * len(categories)),
+        header=_table1_latex_header(reports, categories),
+    )
+    out += [""]
+    out += latex_lines(table14(reports), spec="l l r l l r r")
+    out += [""]
+    out += latex_lines(table5(reports), spec="l r " + "r " * len(CAPABILITY_CLASSES))
+    out += [""]
     return "\n".join(out)
 
 

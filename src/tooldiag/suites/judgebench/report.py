@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from tooldiag.errors import UserError
+from tooldiag.report.table import Column, Table, pipe_to_slash, table_records, to_csv, to_markdown
 from tooldiag.suites.judgebench.analysis import (
     AnalysisSettings,
     JudgeBenchReport,
@@ -129,34 +131,38 @@ def analyze(data: EvaluationData, settings: AnalysisSettings | None = None) -> J
 
 
 def _fmt(value: Any) -> str:
-    if value is None:
-        return ""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
         if math.isnan(value):
             return "–"
         return f"{value:.3f}" if abs(value) < 1.5 and value != round(value) else f"{value:.1f}"
-    return str(value).replace("|", "/")
+    return str(value)
+
+
+def _cell_format(spec: str | None) -> Callable[[Any], str]:
+    """Markdown text of a cell: ``spec`` for a number (not NaN), else :func:`_fmt`."""
+
+    def text(value: Any) -> str:
+        if spec and isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value)):
+            return format(value, spec)
+        return _fmt(value)
+
+    return text
+
+
+def frame_table(frame: pd.DataFrame, formats: dict[str, str] | None = None, key: str = "") -> Table:
+    """A data frame as a :class:`Table` of its values; ``formats`` maps a column to a format spec (e.g. ``.1f``)."""
+    formats = formats or {}
+    columns = [Column(str(c), format=_cell_format(formats.get(c))) for c in frame.columns]
+    return Table(columns=columns, rows=[list(row) for row in frame.itertuples(index=False, name=None)], key=key)
 
 
 def md_table(frame: pd.DataFrame, formats: dict[str, str] | None = None) -> str:
     """A GitHub markdown table; ``formats`` maps a column to a format spec (e.g. ``.1f``)."""
     if frame is None or frame.empty:
         return "_(nothing to show)_\n"
-    formats = formats or {}
-    header = [str(c).replace(":", " ") for c in frame.columns]
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    for row in frame.itertuples(index=False, name=None):
-        cells = []
-        for column, value in zip(frame.columns, row, strict=True):
-            spec = formats.get(column)
-            if spec and isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value)):
-                cells.append(format(value, spec))
-            else:
-                cells.append(_fmt(value))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return to_markdown(frame_table(frame, formats), escape=pipe_to_slash, header=lambda name: name.replace(":", " "))
 
 
 def _pp(frame: pd.DataFrame) -> dict[str, str]:
@@ -220,17 +226,6 @@ def summary_markdown(report: JudgeBenchReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _json_ready(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    records = frame.to_dict(orient="records")
-    for row in records:
-        for key, value in row.items():
-            if isinstance(value, float) and math.isnan(value):
-                row[key] = None
-            elif hasattr(value, "item"):
-                row[key] = value.item()
-    return records
-
-
 def write_report(
     report: JudgeBenchReport, out_dir: str | Path, formats: tuple[str, ...] = FORMATS, title: str = "Judge reliability report"
 ) -> list[Path]:
@@ -249,13 +244,13 @@ def write_report(
         (out / "tables").mkdir(exist_ok=True)
         for name, table in report.tables.items():
             path = out / "tables" / f"{name}.csv"
-            table.to_csv(path, index=False)
+            path.write_text(to_csv(frame_table(table, key=name), cells="raw"), "utf-8")
             written.append(path)
     if "json" in formats:
         path = out / "report.json"
         payload = {
             "extras": report.extras,
-            "tables": {name: _json_ready(table) for name, table in report.tables.items()},
+            "tables": {name: table_records(frame_table(table, key=name)) for name, table in report.tables.items()},
         }
         path.write_text(json.dumps(payload, indent=1, allow_nan=False), "utf-8")
         written.append(path)

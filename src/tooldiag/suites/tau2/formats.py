@@ -8,11 +8,19 @@ JSON is the report model itself.
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import Any
 
 from tooldiag.errors import UserError
+from tooldiag.report.table import (
+    BLANK,
+    Column,
+    Table,
+    markdown_lines,
+    no_escape,
+    one_line_escape_pipe,
+    to_csv,
+    to_markdown,
+)
 from tooldiag.suites.tau2.report import ClassCell, Rate, Tau2Report
 
 FORMATS = ("md", "csv", "json")
@@ -24,32 +32,122 @@ def _pct(rate: Rate) -> str:
     return f"{100 * rate.value:.1f} [{100 * rate.low:.1f}, {100 * rate.high:.1f}]"  # type: ignore[operator]
 
 
-def _pp(delta: float | None) -> str:
-    return "–" if delta is None else f"{100 * delta:+.1f}"
+def _yes_no(value: Any) -> str:
+    return "yes" if value else "no"
 
 
-def _num(value: float | None, digits: int = 3) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
+def _terminations(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
 
 
-def _cell(text: Any) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+def _consent(confirmed: bool) -> str:
+    return "consented" if confirmed else "not consented"
 
 
-def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-    return lines
+def _col(name: str) -> Column:
+    return Column(name, missing="–")
 
 
-def _class_rows(report: Tau2Report, attr: str) -> list[list[Any]]:
-    rows = []
+def _rate(name: str) -> Column:
+    """A :class:`Rate` as "percent [low, high]" (95 % Wilson interval)."""
+    return Column(name, format=_pct)
+
+
+def _pp(name: str) -> Column:
+    """GAR - Acc (fractions) in signed percentage points."""
+    return Column(name, decimals=1, percent=True, signed=True, missing="–")
+
+
+def _number(name: str, digits: int = 3) -> Column:
+    return Column(name, decimals=digits, missing="–")
+
+
+def _markdown(table: Table) -> list[str]:
+    # Cells hold free text (justifications, file names): one line each, pipes escaped.
+    return markdown_lines(table, escape=one_line_escape_pipe)
+
+
+def _class_table(report: Tau2Report, attr: str) -> Table:
+    columns = [_col("model"), _col("domain"), _col("class"), _col("tasks"), _col("sims"),
+               _rate("GAR % [95% CI]"), _rate("Acc % [95% CI]"), _pp("Δ pp")]  # fmt: skip
+    table = Table(columns=columns, key=attr)
     for row in report.table2:
         cells: list[ClassCell] = getattr(row, attr)
         for cell in cells:
             model = row.agent_model + (" [oracle]" if row.oracle else "")
-            rows.append([model, row.domain, cell.task_class, cell.n_tasks, cell.n_simulations, _pct(cell.gar), _pct(cell.acc), _pp(cell.delta)])
-    return rows
+            table.add(model, row.domain, cell.task_class, cell.n_tasks, cell.n_simulations,
+                      cell.gar, cell.acc, cell.delta)  # fmt: skip
+    return table
+
+
+def _inputs_table(report: Tau2Report) -> Table:
+    names = ["file", "layout", "domain", "agent", "user simulator", "trials", "tasks", "simulations"]
+    table = Table(columns=[*map(_col, names), Column("oracle", format=_yes_no)], key="inputs")
+    for i in report.inputs:
+        table.add(i.path, i.layout, i.domain, i.agent_model, i.user_model, i.num_trials or None,
+                  i.n_tasks, i.n_simulations, i.oracle)  # fmt: skip
+    return table
+
+
+_CLASS_COUNTS = ("tasks", "tool_call", "ask", "refuse", "write", "read_only", "empty", "transfer")
+
+
+def _task_class_table(report: Tau2Report) -> Table:
+    table = Table(columns=[*map(_col, ["domain", "agent", *_CLASS_COUNTS, "ask ids from"])], key="task_classes")
+    for t in report.task_classes:
+        table.add(t.domain, t.agent_model, *(t.counts[k] for k in _CLASS_COUNTS), t.ask_source)
+    return table
+
+
+def _pass_hat_k_table(report: Tau2Report) -> Table:
+    max_k = max((max(r.pass_hat_k) for r in report.table2 if r.pass_hat_k), default=0)
+    columns = [_col("model"), _col("domain"), _col("tasks"), _col("sims"), _number("avg reward"),
+               *(_number(f"pass^{k}") for k in range(1, max_k + 1)), _col("infra errors"),
+               Column("terminations", format=_terminations)]  # fmt: skip
+    table = Table(columns=columns, key="pass_hat_k")
+    for r in report.table2:
+        table.add(r.agent_model, r.domain, r.n_tasks, r.n_simulations, r.avg_reward,
+                  *(r.pass_hat_k.get(k) for k in range(1, max_k + 1)),
+                  r.n_infrastructure_errors, r.terminations)  # fmt: skip
+    return table
+
+
+def _table3_table(report: Tau2Report) -> Table:
+    columns = [_col("model"), _col("domain"), _col("judge"), _col("subset"), _col("writes"),
+               _rate("GAR % [95% CI]"), _rate("Acc % [95% CI]"), _pp("Δ pp"), _col("nulls")]  # fmt: skip
+    table = Table(columns=columns, key="table3")
+    for r in report.table3:
+        model = r.agent_model + (" [oracle]" if r.oracle else "")
+        table.add(model, r.domain, r.judge, r.subset, r.n_events, r.gar, r.acc, r.delta, r.n_null)
+    return table
+
+
+def _agreement_table(report: Tau2Report) -> Table:
+    columns = [_col("model"), _col("domain"), _col("events"), _col("nulls"), _number("agreement %", 1),
+               _number("κ confirmed"), _number("κ answer changed")]  # fmt: skip
+    table = Table(columns=columns, key="agreement")
+    for a in report.agreement:
+        table.add(a.agent_model, a.domain, a.n_events, a.n_null,
+                  a.percent_agreement, a.kappa_confirmed, a.kappa_answer_changed)  # fmt: skip
+    return table
+
+
+def _events_table(report: Tau2Report) -> Table:
+    columns = [_col("#"), _col("model"), _col("domain"), _col("task"), _col("trial"), _col("msg"), _col("tool"),
+               Column("tool error", missing="–", format=_yes_no), Column("passed", format=_yes_no), _col("verdict"),
+               Column("answer changed", format=_yes_no)]  # fmt: skip
+    if report.judge_model:
+        columns.append(Column("LLM", missing="null", format=_consent))
+    columns.append(_col("justification"))
+    table = Table(columns=columns, key="events")
+    for number, e in enumerate(report.events, 1):
+        row: list[Any] = [number, e.agent_model, e.domain, e.task_id, e.trial, e.message_index, e.tool, e.tool_error,
+                          e.passed, e.deterministic.verdict, bool(e.deterministic.answer_changed)]  # fmt: skip
+        if report.judge_model:
+            row.append(None if e.llm is None else e.llm.confirmed)
+        row.append(e.deterministic.justification)
+        table.add(*row)
+    return table
 
 
 _TABLE2_NOTE = (
@@ -72,66 +170,44 @@ _TABLE3_NOTE = (
 def render_markdown(report: Tau2Report) -> str:
     out = ["# tau2-bench action-class diagnostic", ""]
     out += ["## Inputs", ""]
-    out += _table(
-        ["file", "layout", "domain", "agent", "user simulator", "trials", "tasks", "simulations", "oracle"],
-        [[i.path, i.layout, i.domain, i.agent_model, i.user_model, i.num_trials or "–", i.n_tasks, i.n_simulations, "yes" if i.oracle else "no"] for i in report.inputs],
-    )
+    out += _markdown(_inputs_table(report))
     out += ["", "## Task classes (from the tasks embedded in the results)", ""]
-    out += _table(
-        ["domain", "agent", "tasks", "tool_call", "ask", "refuse", "write", "read_only", "empty", "transfer", "ask ids from"],
-        [[t.domain, t.agent_model, *(t.counts[k] for k in ("tasks", "tool_call", "ask", "refuse", "write", "read_only", "empty", "transfer")), t.ask_source] for t in report.task_classes],
-    )
-    head = ["model", "domain", "class", "tasks", "sims", "GAR % [95% CI]", "Acc % [95% CI]", "Δ pp"]
+    out += _markdown(_task_class_table(report))
     out += ["", "## Table 2: per-class diagnostic (paper classes)", ""]
     out += [_TABLE2_NOTE, ""]
-    out += _table(head, _class_rows(report, "paper_classes"))
+    out += _markdown(_class_table(report, "paper_classes"))
     out += ["", "## Table 2b: split by writes", ""]
     out += [_TABLE2B_NOTE, ""]
-    out += _table(head, _class_rows(report, "write_split"))
-    max_k = max((max(r.pass_hat_k) for r in report.table2 if r.pass_hat_k), default=0)
+    out += _markdown(_class_table(report, "write_split"))
     out += ["", "## pass^k and terminations", ""]
-    out += _table(
-        ["model", "domain", "tasks", "sims", "avg reward", *(f"pass^{k}" for k in range(1, max_k + 1)), "infra errors", "terminations"],
-        [
-            [r.agent_model, r.domain, r.n_tasks, r.n_simulations, _num(r.avg_reward),
-             *(_num(r.pass_hat_k.get(k)) for k in range(1, max_k + 1)), r.n_infrastructure_errors,
-             ", ".join(f"{k} {v}" for k, v in sorted(r.terminations.items()))]
-            for r in report.table2
-        ],
-    )
+    out += _markdown(_pass_hat_k_table(report))
     out += ["", "## Table 3: confirmation before database writes", ""]
     out += [_TABLE3_NOTE, ""]
-    out += _table(
-        ["model", "domain", "judge", "subset", "writes", "GAR % [95% CI]", "Acc % [95% CI]", "Δ pp", "nulls"],
-        [[r.agent_model + (" [oracle]" if r.oracle else ""), r.domain, r.judge, r.subset, r.n_events, _pct(r.gar), _pct(r.acc), _pp(r.delta), r.n_null] for r in report.table3],
-    )
+    out += _markdown(_table3_table(report))
     if report.agreement:
         out += ["", f"## Judge agreement (deterministic vs {report.judge_model}, prompt {report.judge_prompt})", ""]
-        out += _table(
-            ["model", "domain", "events", "nulls", "agreement %", "κ confirmed", "κ answer changed"],
-            [[a.agent_model, a.domain, a.n_events, a.n_null, _num(a.percent_agreement, 1), _num(a.kappa_confirmed), _num(a.kappa_answer_changed)] for a in report.agreement],
-        )
+        out += _markdown(_agreement_table(report))
     out += ["", "## Write events", ""]
     if report.events:
-        header = ["#", "model", "domain", "task", "trial", "msg", "tool", "tool error", "passed", "verdict", "answer changed"]
-        if report.judge_model:
-            header.append("LLM")
-        header.append("justification")
-        rows = []
-        for number, e in enumerate(report.events, 1):
-            row = [number, e.agent_model, e.domain, e.task_id, "–" if e.trial is None else e.trial, e.message_index, e.tool,
-                   {True: "yes", False: "no", None: "–"}[e.tool_error], "yes" if e.passed else "no",
-                   e.deterministic.verdict, "yes" if e.deterministic.answer_changed else "no"]
-            if report.judge_model:
-                row.append("null" if e.llm is None or e.llm.confirmed is None else ("consented" if e.llm.confirmed else "not consented"))
-            row.append(e.deterministic.justification)
-            rows.append(row)
-        out += _table(header, rows)
+        out += _markdown(_events_table(report))
     else:
         out.append("No write-tool calls.")
     if report.warnings:
         out += ["", "## Warnings", ""] + [f"- {w}" for w in report.warnings]
     return "\n".join(out) + "\n"
+
+
+def ask_scan_markdown(rows: list[dict[str, Any]]) -> str:
+    """``tooldiag tau2 ask-scan``: each candidate task with its phrases, then a count line per source."""
+    columns = [Column("source"), Column("domain"), Column("task"), Column("phrases", format="; ".join),
+               Column("shipped ask id", missing="–", format=_yes_no)]  # fmt: skip
+    table = Table(columns=columns, key="ask_scan")
+    for row in rows:
+        for hit in row["candidates"]:
+            table.add(row["source"], row["domain"], hit["task_id"], hit["phrases"], hit["shipped"])
+        count = f"({len(row['candidates'])} candidates of {row['n_tasks']} tasks)"
+        table.add(row["source"], row["domain"], count, BLANK, BLANK)
+    return to_markdown(table, escape=no_escape, trailing_blanks="tight")
 
 
 def _rate_fields(prefix: str, rate: Rate) -> dict[str, Any]:
@@ -171,18 +247,8 @@ def csv_rows(report: Tau2Report) -> list[dict[str, Any]]:
 
 
 def render_csv(report: Tau2Report) -> str:
-    rows = csv_rows(report)
-    fields: list[str] = []
-    for row in rows:
-        for key in row:
-            if key not in fields:
-                fields.append(key)
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
-    return buffer.getvalue()
+    """One tidy table: the union of every section's keys, blank where a section has none."""
+    return to_csv(Table.from_records(csv_rows(report)))
 
 
 def render(report: Tau2Report, fmt: str) -> str:

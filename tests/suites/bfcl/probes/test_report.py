@@ -68,15 +68,15 @@ def test_component_decomposition_is_v1_minus_ablation_on_common_cases():
     }
     report = build_probe_report([r for k, r in runs.items() if k != "baseline"], [runs["baseline"]])
     table7 = next(t for t in report.tables if t.key == "table7")
-    assert table7.rows == [
+    assert table7.texts() == [
         ["Halt detection (HD)", "+12.50"],
         ["History-edit (vs. no_history)", "+50.00"],
         ["Reconciliation prompt (vs. no_recon)", "-"],
         ["State injection (vs. no_state)", "-12.50"],
     ]
     table6 = next(t for t in report.tables if t.key == "table6")
-    assert [row[1] for row in table6.rows] == ["SRI v1 (full)", "HD-only", "SRI - History", "SRI - State"]
-    assert table6.rows[0][-1] == "+37.50"
+    assert [row[1] for row in table6.texts()] == ["SRI v1 (full)", "HD-only", "SRI - History", "SRI - State"]
+    assert table6.texts()[0][-1] == "+37.50"
 
 
 def test_table4_table8_table9_layouts():
@@ -99,13 +99,14 @@ def test_table4_table8_table9_layouts():
     md = render(report, "md")
     assert "| fam | 100.0 (0.0) | 75.0 (+50.0) | - | - | 75.0 (+75.0) | 75.0 (+25.0) | - | - |" in md, md
     tables = {t.key: t for t in report.tables}
-    assert tables["table8"].rows == [["fam", "3/8 (37.50%)", "4/8 (+12.5)"]]
-    assert tables["table9"].rows == [
+    assert tables["table8"].texts() == [["fam", "3/8 (37.50%)", "4/8 (+12.5)"]]
+    assert tables["table8"].rows[0][1] == (3, 8, 37.5)  # cells hold numbers; columns format them
+    assert tables["table9"].texts() == [
         ["base", "1 -> 3 (+2; P->F 0, F->P 2)"],
         ["miss_func", "2 -> 1 (-1; P->F 1, F->P 0)"],
     ]
-    assert tables["table10"].rows == [["fam", "-25.0", "-"]]
-    assert tables["table11"].rows == [["fam", "50.0%", "-"]]
+    assert tables["table10"].texts() == [["fam", "-25.0", "-"]]
+    assert tables["table11"].texts() == [["fam", "50.0%", "-"]]
     rows = list(csv.DictReader(io.StringIO(render(report, "csv"))))
     assert set(rows[0]) == {"model", "probe", "category", "metric", "value"}
     b = {(r["probe"], r["metric"]): r["value"] for r in rows if r["category"] == "miss_func"}

@@ -30,19 +30,19 @@ it under both readings as ``gar_reading_a`` / ``gar_reading_b`` for audit.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from tooldiag.classify import Classifier
 from tooldiag.errors import UserError
+from tooldiag.report.table import BLANK, Column, Table, markdown_lines, table_json, to_csv
 from tooldiag.suites.bfcl.probes import PROBE_SPECS
 from tooldiag.suites.bfcl.probes.analysis import (
     COMPONENTS,
+    CategoryShift,
     Comparison,
     RunView,
     compare,
@@ -62,18 +62,6 @@ SRI_METHODS = {
     "sri:state_only": "state-injection-only",
 }
 FORMATS = ("md", "csv", "json")
-
-
-@dataclass
-class Table:
-    """One rendered table: display cells plus the raw numbers behind them."""
-
-    key: str
-    title: str
-    columns: list[str]
-    rows: list[list[str]] = field(default_factory=list)
-    records: list[dict[str, Any]] = field(default_factory=list)
-    note: str = ""
 
 
 @dataclass
@@ -103,6 +91,47 @@ def fmt_cell(value: float | None, shift: float | None) -> str:
     if value is None:
         return "-"
     return f"{fmt_value(value)} ({fmt_shift(shift)})"
+
+
+class Shifted(NamedTuple):
+    """A probe-run value and its shift against the baseline (cells "value (shift)")."""
+
+    value: float | None
+    shift: float | None
+
+
+class Passes(NamedTuple):
+    """Passed cases of a run on the paired cases, with the Acc (or Acc shift) beside them."""
+
+    passed: int
+    n: int
+    rate: float | None
+
+
+def _shifted(cell: Shifted) -> str:
+    return fmt_cell(cell.value, cell.shift)
+
+
+def _passes_with_acc(cell: Passes) -> str:
+    return f"{cell.passed}/{cell.n} ({fmt_value(cell.rate, 2)}%)"
+
+
+def _passes_with_shift(cell: Passes) -> str:
+    return f"{cell.passed}/{cell.n} ({fmt_shift(cell.rate)})"
+
+
+def _pass_flow(shift: CategoryShift) -> str:
+    delta = shift.probe.passed - shift.baseline.passed
+    flow = f"P->F {shift.pass_to_fail}, F->P {shift.fail_to_pass}"
+    return f"{shift.baseline.passed} -> {shift.probe.passed} ({delta:+d}; {flow})"
+
+
+def _shift_column(name: str, digits: int = 1) -> Column:
+    return Column(name, missing="-", format=lambda value: fmt_shift(value, digits))
+
+
+def _cell_column(name: str, missing: str = "-") -> Column:
+    return Column(name, missing=missing, format=_shifted)
 
 
 # -- pairing --------------------------------------------------------------------------------
@@ -150,75 +179,70 @@ def shifts_table(comparisons: Sequence[Comparison]) -> Table:
     table = Table(
         key="shifts",
         title="Probe shifts against the baseline (paired cases; GAR reading A)",
-        columns=["model", "probe", "category", "n", "GAR", "Acc", "P->F", "F->P", "fired %", "changed"],
-    )
+        columns=[
+            Column("model"), Column("probe"), Column("category"), Column("n"),
+            # CRI-bypass GAR is not a model measurement: not defined, shown as such.
+            _cell_column("GAR", missing="n/a (bypass)"), _cell_column("Acc"), Column("P->F"), Column("F->P"),
+            Column("fired %", decimals=1, missing="-"), Column("changed"),
+        ],
+    )  # fmt: skip
     for comp in comparisons:
         for cat in comp.categories:
-            gar_cell = "n/a (bypass)" if comp.probe == "cri-bypass" else fmt_cell(cat.probe.gar, cat.gar_shift)
-            table.rows.append(
-                [
-                    comp.model,
-                    comp.probe,
-                    cat.category,
-                    str(cat.n),
-                    gar_cell,
-                    fmt_cell(cat.probe.acc, cat.acc_shift),
-                    str(cat.pass_to_fail),
-                    str(cat.fail_to_pass),
-                    fmt_value(cat.probe.fired_rate),
-                    str(cat.changed),
-                ]
-            )
-        table.rows.append(
-            [comp.model, comp.probe, "all", str(comp.n), "", fmt_cell(comp.acc, comp.acc_shift), "", "", "", str(comp.changed)]
-        )
+            gar = None if comp.probe == "cri-bypass" else Shifted(cat.probe.gar, cat.gar_shift)
+            table.add(comp.model, comp.probe, cat.category, cat.n, gar, Shifted(cat.probe.acc, cat.acc_shift),
+                      cat.pass_to_fail, cat.fail_to_pass, cat.probe.fired_rate, cat.changed)  # fmt: skip
+        overall = Shifted(comp.acc, comp.acc_shift)
+        table.add(comp.model, comp.probe, "all", comp.n, BLANK, overall, BLANK, BLANK, BLANK, comp.changed)
     table.note = "Cells: value (shift vs baseline) in %/pp. CRI-bypass GAR is not a model measurement (App. C.2)."
     return table
 
 
 def table4(runs: dict[str, dict[str, RunView]], by_key: dict[tuple[str, str], Comparison]) -> Table | None:
-    columns = ["Family", "base GAR", "base Acc", "long_context GAR", "long_context Acc",
-               "miss_func GAR_retry", "miss_func Acc_bypass", "miss_param GAR_retry", "miss_param Acc_bypass"]  # fmt: skip
+    columns = [Column("Family"), *(_cell_column(name) for name in (
+        "base GAR", "base Acc", "long_context GAR", "long_context Acc",
+        "miss_func GAR_retry", "miss_func Acc_bypass", "miss_param GAR_retry", "miss_param Acc_bypass"))]  # fmt: skip
     table = Table(key="table4", title="Table 4: SRI and CRI shifts (value (shift vs baseline))", columns=columns)
     for model in runs:
         sri, retry, bypass = by_key.get((model, "sri")), by_key.get((model, "cri-retry")), by_key.get((model, "cri-bypass"))
         if not (sri or retry or bypass):
             continue
-        row, record = [model], {"model": model}
+        row: list[Shifted | None] = []
+        record: dict[str, Any] = {"model": model}
         for cat in ("base", "long_context"):
             shift = sri.category(cat) if sri else None
-            row += [fmt_cell(shift.probe.gar, shift.gar_shift) if shift else "-",
-                    fmt_cell(shift.probe.acc, shift.acc_shift) if shift else "-"]  # fmt: skip
+            row += [Shifted(shift.probe.gar, shift.gar_shift) if shift else None,
+                    Shifted(shift.probe.acc, shift.acc_shift) if shift else None]  # fmt: skip
             record[f"{cat}_gar"], record[f"{cat}_gar_shift"] = (shift.probe.gar, shift.gar_shift) if shift else (None, None)
             record[f"{cat}_acc"], record[f"{cat}_acc_shift"] = (shift.probe.acc, shift.acc_shift) if shift else (None, None)
         for cat in ("miss_func", "miss_param"):
             g = retry.category(cat) if retry else None
             a = bypass.category(cat) if bypass else None
-            row += [fmt_cell(g.probe.gar, g.gar_shift) if g else "-", fmt_cell(a.probe.acc, a.acc_shift) if a else "-"]
+            row += [Shifted(g.probe.gar, g.gar_shift) if g else None, Shifted(a.probe.acc, a.acc_shift) if a else None]
             record[f"{cat}_gar_retry"], record[f"{cat}_gar_retry_shift"] = (g.probe.gar, g.gar_shift) if g else (None, None)
             record[f"{cat}_acc_bypass"], record[f"{cat}_acc_bypass_shift"] = (a.probe.acc, a.acc_shift) if a else (None, None)
-        table.rows.append(row)
+        table.add(model, *row)
         table.records.append(record)
     table.note = "SRI: GAR and Acc from the sri run. CRI: GAR from cri-retry, Acc from cri-bypass (App. C.2)."
     return table if table.rows else None
 
 
 def table6(runs: dict[str, dict[str, RunView]], by_key: dict[tuple[str, str], Comparison]) -> Table | None:
-    columns = ["Family", "Method", "base GAR", "long_ctx GAR", "miss_func GAR", "miss_param GAR", "Acc shift"]
+    columns = [Column("Family"), Column("Method"), *(_shift_column(name) for name in (
+        "base GAR", "long_ctx GAR", "miss_func GAR", "miss_param GAR")), _shift_column("Acc shift", 2)]  # fmt: skip
     table = Table(key="table6", title="Table 6: SRI per-category GAR shift and aggregate Acc shift (pp)", columns=columns)
     for model in runs:
         for spec, method in SRI_METHODS.items():
             comp = by_key.get((model, spec))
             if comp is None:
                 continue
-            row, record = [model, method], {"model": model, "method": spec}
+            shifts: list[float | None] = []
+            record: dict[str, Any] = {"model": model, "method": spec}
             for cat in ("base", "long_context", "miss_func", "miss_param"):
                 shift = comp.category(cat)
-                row.append(fmt_shift(shift.gar_shift) if shift else "-")
+                shifts.append(shift.gar_shift if shift else None)
                 record[f"{cat}_gar_shift"] = shift.gar_shift if shift else None
-            row.append(fmt_shift(comp.acc_shift, 2))
             record["acc_shift"] = comp.acc_shift
-            table.rows.append(row)
+            table.add(model, method, *shifts, comp.acc_shift)
             table.records.append(record)
     return table if table.rows else None
 
@@ -231,9 +255,9 @@ def table7(runs: dict[str, dict[str, RunView]]) -> Table | None:
     if all(v is None for e in effects.values() for v in e.values()):
         return None
     table = Table(key="table7", title="Table 7: SRI component decomposition (SRI-v1 Acc - ablation Acc, pp)",
-                  columns=["Component", *models])  # fmt: skip
+                  columns=[Column("Component"), *(_shift_column(m, 2) for m in models)])  # fmt: skip
     for name, _, _ in COMPONENTS:
-        table.rows.append([name, *(fmt_shift(effects[m][name], 2) for m in models)])
+        table.add(name, *(effects[m][name] for m in models))
         table.records.append({"component": name, **{m: effects[m][name] for m in models}})
     table.note = "Halt detection row: HD-only Acc - baseline Acc."
     return table
@@ -241,7 +265,8 @@ def table7(runs: dict[str, dict[str, RunView]]) -> Table | None:
 
 def table8(runs: dict[str, dict[str, RunView]]) -> Table | None:
     table = Table(key="table8", title="Table 8: state-injection-only against the baseline",
-                  columns=["Model", "Baseline", "+ state-injection-only"])  # fmt: skip
+                  columns=[Column("Model"), Column("Baseline", format=_passes_with_acc),
+                           Column("+ state-injection-only", format=_passes_with_shift)])  # fmt: skip
     for model, group in runs.items():
         run = group.get("sri:state_only")
         if run is None:
@@ -252,8 +277,7 @@ def table8(runs: dict[str, dict[str, RunView]]) -> Table | None:
         run_pass = sum(1 for cid in common if run.cases[cid].passed)
         base_acc, run_acc = pooled_acc(base, common), pooled_acc(run, common)
         shift = None if base_acc is None or run_acc is None else run_acc - base_acc
-        table.rows.append([model, f"{base_pass}/{len(common)} ({fmt_value(base_acc, 2)}%)",
-                           f"{run_pass}/{len(common)} ({fmt_shift(shift)})"])  # fmt: skip
+        table.add(model, Passes(base_pass, len(common), base_acc), Passes(run_pass, len(common), shift))
         table.records.append({"model": model, "n": len(common), "baseline_passed": base_pass,
                               "state_only_passed": run_pass, "acc_shift": shift})  # fmt: skip
     return table if table.rows else None
@@ -264,39 +288,44 @@ def table9(runs: dict[str, dict[str, RunView]], by_key: dict[tuple[str, str], Co
     if not models:
         return None
     table = Table(key="table9", title="Table 9: per-category passes, baseline -> SRI (P->F / F->P)",
-                  columns=["Category", *models])  # fmt: skip
+                  columns=[Column("Category"),
+                           *(Column(m, missing="-", format=_pass_flow) for m in models)])  # fmt: skip
     categories = [c for c in ("base", "long_context", "miss_func", "miss_param")
                   if any(by_key[(m, "sri")].category(c) for m in models)]  # fmt: skip
     for cat in categories:
-        row = [cat]
+        flows: list[CategoryShift | None] = []
         for model in models:
             shift = by_key[(model, "sri")].category(cat)
+            flows.append(shift)
             if shift is None:
-                row.append("-")
                 continue
-            delta = shift.probe.passed - shift.baseline.passed
-            row.append(f"{shift.baseline.passed} -> {shift.probe.passed} ({delta:+d}; P->F {shift.pass_to_fail}, F->P {shift.fail_to_pass})")
             table.records.append({"category": cat, "model": model, "baseline_passed": shift.baseline.passed,
                                   "sri_passed": shift.probe.passed, "pass_to_fail": shift.pass_to_fail,
                                   "fail_to_pass": shift.fail_to_pass, "n": shift.n})  # fmt: skip
-        table.rows.append(row)
+        table.add(cat, *flows)
     return table
 
 
 def _per_model(key: str, title: str, spec: str, metric: str, by_key: dict[tuple[str, str], Comparison],
                models: Sequence[str]) -> Table | None:  # fmt: skip
-    table = Table(key=key, title=title, columns=["Family", "miss_func", "miss_param"])
+    if metric == "acc_shift":
+        cells = [_shift_column("miss_func"), _shift_column("miss_param")]
+    else:
+        cells = [Column(name, missing="-", format=lambda value: fmt_value(value) + "%")
+                 for name in ("miss_func", "miss_param")]  # fmt: skip
+    table = Table(key=key, title=title, columns=[Column("Family"), *cells])
     for model in models:
         comp = by_key.get((model, spec))
         if comp is None:
             continue
-        row, record = [model], {"model": model}
+        values: list[float | None] = []
+        record: dict[str, Any] = {"model": model}
         for cat in ("miss_func", "miss_param"):
             shift = comp.category(cat)
             value = None if shift is None else (shift.acc_shift if metric == "acc_shift" else shift.probe.fired_rate)
-            row.append(fmt_shift(value) if metric == "acc_shift" else (fmt_value(value) + "%" if value is not None else "-"))
+            values.append(value)
             record[f"{cat}_{metric}"] = value
-        table.rows.append(row)
+        table.add(model, *values)
         table.records.append(record)
     return table if table.rows else None
 
@@ -383,9 +412,7 @@ def tidy_rows(report: ProbeReport) -> list[dict[str, Any]]:
 def render_markdown(report: ProbeReport) -> str:
     parts = []
     for table in report.tables:
-        lines = [f"### {table.title}", "", "| " + " | ".join(table.columns) + " |",
-                 "|" + "|".join("---" for _ in table.columns) + "|"]  # fmt: skip
-        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in table.rows]
+        lines = [f"### {table.title}", "", *markdown_lines(table)]
         if table.note:
             lines += ["", table.note]
         parts.append("\n".join(lines))
@@ -397,21 +424,16 @@ def render_markdown(report: ProbeReport) -> str:
 
 
 def render_csv(report: ProbeReport) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=["model", "probe", "category", "metric", "value"], lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(tidy_rows(report))
-    return buffer.getvalue()
+    columns = [Column(name) for name in ("model", "probe", "category", "metric", "value")]
+    rows = [[row[c.name] for c in columns] for row in tidy_rows(report)]
+    return to_csv(Table(columns=columns, rows=rows))
 
 
 def render_json(report: ProbeReport) -> str:
     data = {
         "gar_reading": "A",
         "runs": {model: {spec: run.run_dir for spec, run in group.items()} for model, group in report.runs.items()},
-        "tables": [
-            {"key": t.key, "title": t.title, "columns": t.columns, "rows": t.rows, "records": t.records, "note": t.note}
-            for t in report.tables
-        ],
+        "tables": [table_json(t) for t in report.tables],
         "metrics": tidy_rows(report),
     }
     return json.dumps(data, indent=2, allow_nan=False)
