@@ -35,7 +35,19 @@ SRC = ROOT / "src"
 PACKAGE = "tooldiag"
 
 #: The floors that must know no suite (issue 10).
-GENERIC = ("errors", "trajectory", "sqlite", "models", "store", "classify", "metrics", "report", "diagnose", "runner", "judges")
+GENERIC = (
+    "errors",
+    "trajectory",
+    "sqlite",
+    "models",
+    "store",
+    "classify",
+    "metrics",
+    "report",
+    "diagnose",
+    "runner",
+    "judges",
+)
 #: What no generic floor may import, in any form.
 ABOVE_GENERIC = ("suites", "cli", "testing", "__main__")
 
@@ -61,7 +73,19 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # the Python front door: one function per CLI command (tooldiag/__init__.py serves them lazily)
     "api": (*_CORE, "models", "store", "runner", "judges", "classify", "metrics", "report", "diagnose", "suites"),
     "testing": (*_CORE, "models", "store", "runner", "judges", "classify", "metrics", "report", "suites"),
-    "cli": (*_CORE, "models", "store", "runner", "judges", "classify", "metrics", "report", "diagnose", "suites", "api"),
+    "cli": (
+        *_CORE,
+        "models",
+        "store",
+        "runner",
+        "judges",
+        "classify",
+        "metrics",
+        "report",
+        "diagnose",
+        "suites",
+        "api",
+    ),
     "__main__": ("cli",),
 }
 
@@ -69,7 +93,6 @@ LAYERS: dict[str, tuple[str, ...]] = {
 #: that suite's facts; the BFCL note keys are the untyped contract issue 10 names.
 SUITE_WORDS = re.compile(r"bfcl|tau2|judgebench", re.IGNORECASE)
 SUITE_NOTE_KEYS = frozenset({"ground_truth_sizes", "give_back_turns"})
-
 
 
 @dataclass(frozen=True)

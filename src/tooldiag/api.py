@@ -20,7 +20,7 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tooldiag.metrics.gar import Thresholds
 
@@ -216,8 +216,15 @@ def judgebench_predict(
             with _progress_of(progress, f"predict {name}") as sink:
                 summary = asyncio.run(
                     predict(
-                        store, loaded, name, backend, difficulties=chosen, config=config,
-                        concurrency=options.concurrency, prompt_dir=prompt_dir, progress=sink,
+                        store,
+                        loaded,
+                        name,
+                        backend,
+                        difficulties=chosen,
+                        config=config,
+                        concurrency=options.concurrency,
+                        prompt_dir=prompt_dir,
+                        progress=sink,
                     )
                 )
             out.append(summary)
@@ -262,9 +269,18 @@ def judgebench_judge(
             with _progress_of(progress, f"judge {name}") as sink:
                 summary = asyncio.run(
                     judge_predictions(
-                        store, name, backend, conditions=chosen_conditions, generators=generators or None,
-                        difficulties=chosen, config=config, retries=retries, seed=seed,
-                        concurrency=options.concurrency, prompt_dir=prompt_dir, progress=sink,
+                        store,
+                        name,
+                        backend,
+                        conditions=chosen_conditions,
+                        generators=generators or None,
+                        difficulties=chosen,
+                        config=config,
+                        retries=retries,
+                        seed=seed,
+                        concurrency=options.concurrency,
+                        prompt_dir=prompt_dir,
+                        progress=sink,
                     )
                 )
             out.append(summary)

@@ -32,16 +32,17 @@ def test_bad_out_paths_are_user_errors_in_each_commands_words(tmp_path):
     a_file.write_text("")
     with pytest.raises(UserError) as info:
         write_out("x", tmp_path)
-    assert info.value.message == f"{tmp_path}: cannot write (Is a directory)" and info.value.hint == REPORT_OUT.cannot_write_hint
+    assert (
+        info.value.message == f"{tmp_path}: cannot write (Is a directory)"
+        and info.value.hint == REPORT_OUT.cannot_write_hint
+    )
     with pytest.raises(UserError, match=r"a_file/x.md: cannot write \(File exists\)"):
         write_out("x", a_file / "x.md")
-    with pytest.raises(UserError) as info:
-        with open_out(tmp_path, JSONL_OUT):
-            pass
+    with pytest.raises(UserError) as info, open_out(tmp_path, JSONL_OUT):
+        pass
     assert info.value.message == f"--out {tmp_path} is a folder; --format jsonl writes a file"
-    with pytest.raises(UserError) as info:
-        with open_out(a_file / "e.jsonl", JSONL_OUT):
-            pass
+    with pytest.raises(UserError) as info, open_out(a_file / "e.jsonl", JSONL_OUT):
+        pass
     assert info.value.message == f"cannot write {a_file / 'e.jsonl'} (File exists)"
 
 
@@ -72,7 +73,7 @@ def test_iter_jsonl_errors_in_each_commands_words(tmp_path):
     with pytest.raises(UserError, match=r"bad.jsonl:2 is not valid JSON \(Expecting value\)"):
         list(iter_jsonl(str(bad), SCORE_PLAN_INPUT))
     # a missing input fails when asked, before a command opens its output
-    with pytest.raises(UserError, match="missing.jsonl does not exist"):
+    with pytest.raises(UserError, match=r"missing\.jsonl does not exist"):
         iter_jsonl(str(tmp_path / "missing.jsonl"), CLASSIFY_INPUT)
     with pytest.raises(UserError, match="is a directory"):
         iter_jsonl(str(tmp_path), CLASSIFY_INPUT)

@@ -10,7 +10,7 @@ from tooldiag.judges import load_prompt, parse_template
 
 def test_template_renders_placeholders_json_and_keeps_braces() -> None:
     template = parse_template(
-        "---\nname: t\nversion: 2\nplaceholders: a, b\n---\n\nA={{a}} B={{b}} {\"json\": true}\n\n", "t.txt"
+        '---\nname: t\nversion: 2\nplaceholders: a, b\n---\n\nA={{a}} B={{b}} {"json": true}\n\n', "t.txt"
     )
     assert template.tag == "t@2" and template.role == "user"
     assert template.render(a="x", b=[1]) == 'A=x B=[\n  1\n] {"json": true}\n'

@@ -57,7 +57,11 @@ def test_retries_exhausted_and_context_per_attempt() -> None:
     backend = Scripted(["a", "b"])
     draws = asyncio.run(
         draw_until_parsed(
-            backend, [Message(role="user", content="q")], GenerationConfig(), _parse, retries=1,
+            backend,
+            [Message(role="user", content="q")],
+            GenerationConfig(),
+            _parse,
+            retries=1,
             context=lambda attempt: TaskContext(step_index=attempt),  # sample left 0 by the caller: set anyway
         )
     )

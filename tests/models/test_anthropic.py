@@ -79,7 +79,11 @@ def test_tool_choice_mapping():
 
 def test_round_trip_through_the_sdk(server, anthropic_options):
     server.script(
-        Reply(text="Let me check.", reasoning="two cities", tool_calls=[("get_weather", {"city": "Oslo"}), ("get_weather", {"city": "Bergen"})])
+        Reply(
+            text="Let me check.",
+            reasoning="two cities",
+            tool_calls=[("get_weather", {"city": "Oslo"}), ("get_weather", {"city": "Bergen"})],
+        )
     )
     backend = resolve_model("anthropic/claude-test", anthropic_options())
     config = GenerationConfig(max_tokens=321, stop=["###"], extra_body={"metadata": {"user_id": "u1"}}, timeout_s=5)
@@ -105,7 +109,9 @@ def test_round_trip_through_the_sdk(server, anthropic_options):
 
 
 def test_sdk_retries_are_ours(server, anthropic_options):
-    server.script(Reply.fail(429, "slow", retry_after="0.05"), Reply.fail(529, "overloaded"), Reply.malformed(), Reply.say("fine"))
+    server.script(
+        Reply.fail(429, "slow", retry_after="0.05"), Reply.fail(529, "overloaded"), Reply.malformed(), Reply.say("fine")
+    )
     emission = generate(resolve_model("anthropic/c", anthropic_options()), [Message(role="user", content="hi")])
     assert emission.text == "fine" and emission.finish_reason == "stop"
     assert server.request_count == 4

@@ -30,7 +30,9 @@ MESSAGES = [
     Message(role="user", content="weather in Paris?"),
     Message(
         role="assistant",
-        tool_calls=[ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"}, raw_arguments='{"city": "Paris"}')],
+        tool_calls=[
+            ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"}, raw_arguments='{"city": "Paris"}')
+        ],
     ),
     Message(role="tool", tool_call_id="c1", content="sunny"),
 ]
@@ -149,7 +151,9 @@ def _classes_defining_generate(path: Path) -> list[str]:
         f"{path.relative_to(ROOT)}:{node.name}"
         for node in ast.walk(tree)
         if isinstance(node, ast.ClassDef)
-        and any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "generate" for item in node.body)
+        and any(
+            isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "generate" for item in node.body
+        )
     ]
 
 

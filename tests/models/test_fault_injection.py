@@ -20,7 +20,9 @@ FAULTS = "429=0.034,500=0.033,malformed=0.033,stall=0.03"
 
 def test_every_request_succeeds_through_faults(options):
     spec = FaultSpec.parse(FAULTS, stall_s=2.0, seed=7)
-    with FakeOpenAIServer(faults=spec, responder=lambda request: Reply.say(request.body["messages"][0]["content"])) as server:
+    with FakeOpenAIServer(
+        faults=spec, responder=lambda request: Reply.say(request.body["messages"][0]["content"])
+    ) as server:
         backend = resolve_model("openai/m", options(base_url=server.base_url, concurrency=16, max_retries=8))
         config = GenerationConfig(timeout_s=0.25)
 

@@ -138,8 +138,13 @@ def test_odd_metadata_keeps_the_answer():
                 "index": 0,
                 "logprobs": None,
                 "finish_reason": 1,
-                "message": {"role": "assistant", "content": None, "refusal": None, "annotations": [],
-                            "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "refusal": None,
+                    "annotations": [],
+                    "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+                },
             }
         ],
         "usage": {"prompt_tokens": 12.0, "completion_tokens": "n/a", "prompt_tokens_details": {"cached_tokens": 0}},
@@ -153,7 +158,8 @@ def test_odd_metadata_keeps_the_answer():
 
 
 @pytest.mark.parametrize(
-    "body", [[], {"choices": []}, {"choices": [{"text": "completion-style"}]}, {"choices": [{"message": {"tool_calls": 3}}]}]
+    "body",
+    [[], {"choices": []}, {"choices": [{"text": "completion-style"}]}, {"choices": [{"message": {"tool_calls": 3}}]}],
 )
 def test_non_chat_bodies_are_malformed(body):
     with pytest.raises(ValueError):

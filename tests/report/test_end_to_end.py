@@ -12,12 +12,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from tooldiag.cli.main import main
 from tooldiag.classify import get_classifier
+from tooldiag.cli.main import main
 from tooldiag.report import REPORT_FILES
-from tooldiag.suites.bfcl.diagnostic import write_reports
 from tooldiag.report.build import build_report
-from tooldiag.suites.bfcl.diagnostic import observations_from_store
+from tooldiag.suites.bfcl.diagnostic import observations_from_store, write_reports
 from tooldiag.trajectory import CaseTrajectory, Emission, RunConfig, Step, ToolCall, Turn
 
 POLICIES = ("oracle", "overcall", "halt")
@@ -68,7 +67,8 @@ def test_halt_is_execution_failure(runs):
 def test_paper_scheme_and_every_format(run_dirs, tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "tooldiag", "report", str(run_dirs["oracle"]), "--scheme", "paper", "--format", "csv"],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
@@ -83,7 +83,9 @@ def test_paper_scheme_and_every_format(run_dirs, tmp_path):
 def test_report_errors_are_one_line(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "tooldiag", "report", str(tmp_path)], capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "tooldiag", "report", str(tmp_path), "--format", "html"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tooldiag", "report", str(tmp_path), "--format", "html"], capture_output=True, text=True
+    )
     assert proc.returncode == 2 and "unknown format" in proc.stderr
 
 
@@ -97,10 +99,17 @@ class FakeStore:
         placeholder = Emission(text="I cannot proceed with this step yet.", injected=True)
         self.records = [
             SimpleNamespace(
-                case_id=f"multi_turn_{cat}_0", category=cat, status="done", passed=True,
+                case_id=f"multi_turn_{cat}_0",
+                category=cat,
+                status="done",
+                passed=True,
                 trajectory=CaseTrajectory(
-                    case_id=f"multi_turn_{cat}_0", category=cat,
-                    turns=[Turn(index=0, steps=[Step(emission=call), Step(emission=reply)]), Turn(index=1, steps=[Step(emission=placeholder)])],
+                    case_id=f"multi_turn_{cat}_0",
+                    category=cat,
+                    turns=[
+                        Turn(index=0, steps=[Step(emission=call), Step(emission=reply)]),
+                        Turn(index=1, steps=[Step(emission=placeholder)]),
+                    ],
                     notes={"ground_truth_sizes": [1, 0], "give_back_turns": [2]},
                 ),
             )
@@ -125,5 +134,8 @@ def test_injected_text_is_excluded_and_text_channel_detected():
     cases, text_channel, _ = observations_from_store(FakeStore("import", "Done."), get_classifier("default"))
     assert text_channel is True
     miss_func = next(c for c in cases if c.category == "miss_func")
-    assert miss_func.turns == (frozenset({get_classifier("default")(None, True)}), frozenset())  # placeholder not a refusal
+    assert miss_func.turns == (
+        frozenset({get_classifier("default")(None, True)}),
+        frozenset(),
+    )  # placeholder not a refusal
     assert miss_func.gold_turns == (1,)

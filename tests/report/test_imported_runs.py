@@ -30,6 +30,7 @@ def test_every_layout_gives_the_same_report(imported, tmp_path):
     assert [r["name"] for r in runs] == list(LAYOUTS)
     first = runs[0]
     assert first["categories"]["miss_func"]["n"] > 0
+
     def case_level(run):
         return {c: (v["n"], v["gar"], v["gar_ci"], v["flags"]) for c, v in run["categories"].items()}
 
@@ -45,7 +46,9 @@ def test_text_calls_without_decoded_calls_are_tool_calls(imported, layout):
         for record in store.iter_cases()
         for turn in record.trajectory.turns
         for step in turn.steps
-        if not step.emission.tool_calls and step.emission.text and ('name' in step.emission.text or "(" in step.emission.text)
+        if not step.emission.tool_calls
+        and step.emission.text
+        and ("name" in step.emission.text or "(" in step.emission.text)
         and step.emission.text.lstrip()[:1] in "[<`{"
     ]
     store.close()

@@ -15,7 +15,9 @@ TC, ASK, REFUSE = ActionClass.TOOL_CALL, ActionClass.ASK, ActionClass.REFUSE
 
 
 def obs(category, gold, emitted, passed, i):
-    return CaseObservation(case_id=f"{category}_{i}", category=category, gold=gold, passed=passed, turns=(frozenset(emitted),))
+    return CaseObservation(
+        case_id=f"{category}_{i}", category=category, gold=gold, passed=passed, turns=(frozenset(emitted),)
+    )
 
 
 @pytest.fixture
@@ -37,8 +39,15 @@ def test_json_schema_is_exactly_the_documented_one(reports):
     cell = run["categories"]["miss_param"]
     assert list(cell) == ["n", "gold_class", "gar", "gar_ci", "turn_gar", "acc", "acc_ci", "delta_pp", "flags"]
     assert cell == {
-        "n": 4, "gold_class": "ask", "gar": 25.0, "gar_ci": [4.5587, 69.9358], "turn_gar": 25.0, "acc": 75.0,
-        "acc_ci": [30.0642, 95.4413], "delta_pp": -50.0, "flags": ["bound_violation", "masking"],
+        "n": 4,
+        "gold_class": "ask",
+        "gar": 25.0,
+        "gar_ci": [4.5587, 69.9358],
+        "turn_gar": 25.0,
+        "acc": 75.0,
+        "acc_ci": [30.0642, 95.4413],
+        "delta_pp": -50.0,
+        "flags": ["bound_violation", "masking"],
     }
     assert run["capability_counts"] == {"tool_call": 7, "ask": 1, "refuse": 2, "confirm": 0}
     assert run["overall_acc"] == pytest.approx((25.0 + 100.0 + 75.0) / 3, abs=1e-4)
@@ -47,7 +56,10 @@ def test_json_schema_is_exactly_the_documented_one(reports):
 
 def test_markdown_table_1_is_pinned(reports):
     md = render(reports, "md")
-    assert "| Run | Overall Acc | base GAR | base Acc | base Δ | miss_func GAR | miss_func Acc | miss_func Δ | miss_param GAR | miss_param Acc | miss_param Δ |" in md
+    assert (
+        "| Run | Overall Acc | base GAR | base Acc | base Δ | miss_func GAR | "
+        "miss_func Acc | miss_func Δ | miss_param GAR | miss_param Acc | miss_param Δ |" in md
+    )
     assert "| model_a\\|x | 66.67 | 100.0 | 25.0 | +75.0 (E) | 100.0 | 100.0 | +0.0 | 25.0 | 75.0 | -50.0 (B,M) |" in md
     assert "| m_b | 25.00 | 100.0 | 25.0 | +75.0 (E) |  |  |  |  |  |  |" in md
     assert "| model_a\\|x | miss_param | 4 | 25.0% [4.6, 69.9] | 25.0% [4.6, 69.9] | +0.0 | 1.00× |" in md
@@ -59,7 +71,13 @@ def test_csv_is_tidy(reports):
     rows = list(csv.DictReader(io.StringIO(render(reports, "csv"))))
     assert len(rows) == 4
     first = rows[0]
-    assert (first["run"], first["category"], first["gold_class"], first["gar"], first["acc"]) == ("model_a|x", "base", "tool_call", "100.0000", "25.0000")
+    assert (first["run"], first["category"], first["gold_class"], first["gar"], first["acc"]) == (
+        "model_a|x",
+        "base",
+        "tool_call",
+        "100.0000",
+        "25.0000",
+    )
     assert first["flags"] == "execution_failure" and first["cap_tool_call"] == "7"
     assert rows[2]["flags"] == "bound_violation;masking"
 

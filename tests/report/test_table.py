@@ -80,7 +80,10 @@ def test_markdown_escapes_only_escaping_columns_and_never_headers():
     table = Table(columns=[Column("a|h"), Column("b", md_escape=False)])
     table.add("x|y", "p|q")
     assert markdown_lines(table) == ["| a|h | b |", "|---|---|", "| x\\|y | p|q |"]
-    assert to_markdown(table, escape=pipe_to_slash, header=lambda h: h.upper()) == "| A|H | B |\n|---|---|\n| x/y | p|q |\n"
+    assert (
+        to_markdown(table, escape=pipe_to_slash, header=lambda h: h.upper())
+        == "| A|H | B |\n|---|---|\n| x/y | p|q |\n"
+    )
     assert escape_pipe("a|b") == "a\\|b" and no_escape("a|b") == "a|b"
     assert one_line_escape_pipe("two\n  lines | here") == "two lines \\| here"
 
@@ -105,7 +108,14 @@ def test_csv_text_versus_raw_cells():
     assert to_csv(table) == 'value,note\n0.33,"say ""hi"", then go"\nnan,\n,\n'
     assert to_csv(table, cells="raw") == f'value,note\n{1 / 3!r},"say ""hi"", then go"\n,\n,\n'
     assert list(csv.reader(io.StringIO(to_csv(table))))[1] == ["0.33", 'say "hi", then go']
-    assert [raw_text(v) for v in (None, BLANK, math.nan, 0.1, np.float64(0.1), np.int64(3))] == ["", "", "", "0.1", "0.1", "3"]
+    assert [raw_text(v) for v in (None, BLANK, math.nan, 0.1, np.float64(0.1), np.int64(3))] == [
+        "",
+        "",
+        "",
+        "0.1",
+        "0.1",
+        "3",
+    ]
 
 
 def test_json_keeps_display_rows_beside_plain_records():
@@ -145,7 +155,12 @@ def test_latex_escapes_names_and_takes_formatters_and_raw_headers():
         columns=[
             Column("run_name"),
             Column("n", latex_name="$n$"),
-            Column("ratio", missing="–", format=lambda r: f"{r:.1f}×", latex=lambda r: "--" if r is None else f"{r:.1f}$\\times$"),
+            Column(
+                "ratio",
+                missing="–",
+                format=lambda r: f"{r:.1f}×",
+                latex=lambda r: "--" if r is None else f"{r:.1f}$\\times$",
+            ),
         ]
     )
     table.add("a_b & 50%", 3, 2.0)
@@ -177,9 +192,13 @@ def _reports():
     tc, ask = ActionClass.TOOL_CALL, ActionClass.ASK
 
     def obs(category, gold, emitted, passed, i):
-        return CaseObservation(case_id=f"{category}_{i}", category=category, gold=gold, passed=passed, turns=(frozenset(emitted),))
+        return CaseObservation(
+            case_id=f"{category}_{i}", category=category, gold=gold, passed=passed, turns=(frozenset(emitted),)
+        )
 
-    cases = [obs("base", tc, {tc}, i < 1, i) for i in range(4)] + [obs("miss_param", ask, {tc}, i < 3, i) for i in range(4)]
+    cases = [obs("base", tc, {tc}, i < 1, i) for i in range(4)] + [
+        obs("miss_param", ask, {tc}, i < 3, i) for i in range(4)
+    ]
     return [build_report("r1", cases, scheme="default"), build_report("r2", cases[:4], scheme="default")]
 
 

@@ -5,9 +5,9 @@ import sqlite3
 
 import pytest
 
+from tooldiag import sqlite
 from tooldiag.errors import StoreError
 from tooldiag.models.cache import CACHE_FORMAT, ResponseCache
-from tooldiag import sqlite
 from tooldiag.suites.judgebench.store import STORE_FILE, JudgeBenchStore
 from tooldiag.trajectory import Emission
 
@@ -36,14 +36,18 @@ def _write_pre_helper_judgebench(run_dir, version="1", suite="judgebench"):
     run_dir.mkdir(parents=True)
     conn = sqlite3.connect(run_dir / STORE_FILE, isolation_level=None)
     conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    conn.execute("CREATE TABLE predictions (generator TEXT NOT NULL, record_id TEXT NOT NULL, difficulty TEXT NOT NULL,"
-                 " status TEXT NOT NULL, calls TEXT, raw TEXT, error TEXT, latency_s REAL, created_at TEXT NOT NULL,"
-                 " PRIMARY KEY (generator, record_id, difficulty))")
+    conn.execute(
+        "CREATE TABLE predictions (generator TEXT NOT NULL, record_id TEXT NOT NULL, difficulty TEXT NOT NULL,"
+        " status TEXT NOT NULL, calls TEXT, raw TEXT, error TEXT, latency_s REAL, created_at TEXT NOT NULL,"
+        " PRIMARY KEY (generator, record_id, difficulty))"
+    )
     conn.execute("INSERT INTO meta VALUES ('store_version', ?)", (version,))
     conn.execute("INSERT INTO meta VALUES ('suite', ?)", (suite,))
     conn.execute("INSERT INTO meta VALUES ('records_fingerprint', 'abc')")
-    conn.execute("INSERT INTO predictions VALUES ('g', 'r1', 'easy', 'ok', '[{\"name\": \"f\"}]', NULL, NULL, 0.5,"
-                 " '2026-01-31T12:00:00+00:00')")
+    conn.execute(
+        "INSERT INTO predictions VALUES ('g', 'r1', 'easy', 'ok', '[{\"name\": \"f\"}]', NULL, NULL, 0.5,"
+        " '2026-01-31T12:00:00+00:00')"
+    )
     conn.close()
 
 
@@ -52,7 +56,14 @@ def test_a_judgebench_store_written_before_the_helper_opens_and_reads_identicall
     with JudgeBenchStore(tmp_path / "jb", create=False) as store:
         assert store.meta("records_fingerprint") == "abc"
         assert store.predictions() == [
-            {"generator": "g", "record_id": "r1", "difficulty": "easy", "status": "ok", "calls": [{"name": "f"}], "error": None}
+            {
+                "generator": "g",
+                "record_id": "r1",
+                "difficulty": "easy",
+                "status": "ok",
+                "calls": [{"name": "f"}],
+                "error": None,
+            }
         ]
         assert store.finished_predictions("g") == {("r1", "easy")}
     meta = sqlite.read_meta(sqlite3.connect(tmp_path / "jb" / STORE_FILE))
@@ -85,8 +96,10 @@ def test_the_cache_is_wal_with_the_busy_timeout_and_names_itself(tmp_path):
 def test_a_cache_written_before_the_meta_table_still_hits(tmp_path):
     path = tmp_path / "old.sqlite"
     conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, emission TEXT NOT NULL,"
-                 " created_at REAL NOT NULL)")
+    conn.execute(
+        "CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, emission TEXT NOT NULL,"
+        " created_at REAL NOT NULL)"
+    )
     emission = Emission(text="hello", latency_s=0.25)
     conn.execute("INSERT INTO responses VALUES ('k', 'openai/m', ?, 1767225600.5)", (emission.model_dump_json(),))
     conn.close()

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tooldiag.errors import StoreError
 from tooldiag import sqlite
+from tooldiag.errors import StoreError
 from tooldiag.store import RunStore
 from tooldiag.store.rundb import DB_NAME
 from tooldiag.trajectory import SCHEMA_VERSION, CaseTrajectory, Emission, GenerationConfig, Grade, RunConfig, Step, Turn
@@ -20,7 +20,9 @@ CONFIG = RunConfig(suite="demo", model="ref/x", categories=["a", "b"])
 
 
 def _trajectory(case_id: str, category: str = "a", text: str = "hi") -> CaseTrajectory:
-    return CaseTrajectory(case_id=case_id, category=category, turns=[Turn(index=0, steps=[Step(emission=Emission(text=text))])])
+    return CaseTrajectory(
+        case_id=case_id, category=category, turns=[Turn(index=0, steps=[Step(emission=Emission(text=text))])]
+    )
 
 
 def _fill(store: RunStore, ids: list[str]) -> None:
@@ -36,9 +38,17 @@ def test_cases_round_trip_with_grades_and_error_rows(tmp_path):
         store.put_case(_trajectory("b_1", "b").model_copy(update={"inference_error": "HTTP 503"}), None)
         assert store.count() == 3
         assert store.finished_ids() == {"a_1", "a_2"}  # error rows are retried on resume
-        assert store.status_counts() == {"a": {"done": 2, "passed": 1, "error": 0}, "b": {"done": 0, "passed": 0, "error": 1}}
+        assert store.status_counts() == {
+            "a": {"done": 2, "passed": 1, "error": 0},
+            "b": {"done": 0, "passed": 0, "error": 1},
+        }
         failed = store.get_case("a_2")
-        assert (failed.status, failed.passed, failed.error_type, failed.grade.error_type) == ("done", False, "wrong", "wrong")
+        assert (failed.status, failed.passed, failed.error_type, failed.grade.error_type) == (
+            "done",
+            False,
+            "wrong",
+            "wrong",
+        )
         errored = store.get_case("b_1")
         assert (errored.status, errored.passed, errored.grade) == ("error", None, None)
         assert errored.trajectory.inference_error == "HTTP 503"
@@ -63,7 +73,9 @@ def test_files_are_wal_with_the_helper_busy_timeout(tmp_path):
 def test_resume_accepts_a_moved_endpoint_and_longer_timeout(tmp_path):
     base = RunConfig(suite="bfcl", model="openai/m", categories=["base"], base_url="http://127.0.0.1:8000/v1")
     RunStore.create_or_resume(tmp_path / "r", base).close()
-    moved = base.model_copy(update={"base_url": "http://127.0.0.1:9000/v1", "generation": GenerationConfig(timeout_s=600)})
+    moved = base.model_copy(
+        update={"base_url": "http://127.0.0.1:9000/v1", "generation": GenerationConfig(timeout_s=600)}
+    )
     store = RunStore.create_or_resume(tmp_path / "r", moved)
     assert store.config.base_url == "http://127.0.0.1:9000/v1"
     store.close()
@@ -72,7 +84,7 @@ def test_resume_accepts_a_moved_endpoint_and_longer_timeout(tmp_path):
 
 def test_resume_with_a_different_run_is_refused(tmp_path):
     RunStore.create_or_resume(tmp_path / "r", CONFIG).close()
-    with pytest.raises(StoreError, match="holds a different run .*model: stored 'ref/x', asked 'ref/y'"):
+    with pytest.raises(StoreError, match=r"holds a different run .*model: stored 'ref/x', asked 'ref/y'"):
         RunStore.create_or_resume(tmp_path / "r", CONFIG.model_copy(update={"model": "ref/y"}))
     (tmp_path / "file").write_text("x")
     with pytest.raises(StoreError, match="is a file, not a folder"):
@@ -101,10 +113,17 @@ def test_the_caller_gives_the_order_at_open_or_per_call(tmp_path):
     with RunStore.open(tmp_path / "r", sort_key=lambda case_id: case_id[::-1]) as store:
         assert [r.case_id for r in store.iter_cases()] == ["a_10", "b_10", "a_1", "a_2", "b_9", "c"]
         # a key given to the call wins over the store's
-        assert [r.case_id for r in store.iter_cases(sort_key=_number_then_prefix)] == ["c", "a_1", "a_2", "b_9", "a_10", "b_10"]
+        assert [r.case_id for r in store.iter_cases(sort_key=_number_then_prefix)] == [
+            "c",
+            "a_1",
+            "a_2",
+            "b_9",
+            "a_10",
+            "b_10",
+        ]
     with RunStore.open(tmp_path / "r") as store:
         assert store.sort_key is None
-        assert [r.case_id for r in store.iter_cases(sort_key=_number_then_prefix)][0] == "c"
+        assert next(r.case_id for r in store.iter_cases(sort_key=_number_then_prefix)) == "c"
 
 
 def test_the_store_knows_no_suite():
@@ -130,7 +149,7 @@ def _edit(db: Path, statement: str, *params: object) -> None:
 
 
 def test_a_folder_without_a_store(tmp_path):
-    with pytest.raises(StoreError, match="holds no tooldiag run \\(no run.sqlite\\)"):
+    with pytest.raises(StoreError, match=r"holds no tooldiag run \(no run\.sqlite\)"):
         RunStore.open(tmp_path)
 
 
@@ -155,7 +174,9 @@ def test_a_foreign_sqlite_file_is_refused(tmp_path):
 def test_a_newer_schema_is_refused_with_both_versions(tmp_path):
     db = _run_db(tmp_path)
     _edit(db, "UPDATE meta SET value = ? WHERE key = 'schema_version'", str(SCHEMA_VERSION + 1))
-    with pytest.raises(StoreError, match=f"newer tooldiag \\(store schema {SCHEMA_VERSION + 1}, this one reads {SCHEMA_VERSION}\\)"):
+    with pytest.raises(
+        StoreError, match=f"newer tooldiag \\(store schema {SCHEMA_VERSION + 1}, this one reads {SCHEMA_VERSION}\\)"
+    ):
         RunStore.open(tmp_path / "r")
 
 
@@ -189,7 +210,7 @@ def test_an_unreadable_case_is_one_store_error(tmp_path):
     with RunStore.create_or_resume(tmp_path / "r", CONFIG) as store:
         _fill(store, ["a_1"])
     _edit(tmp_path / "r" / DB_NAME, "UPDATE cases SET trajectory = ?", b"not zlib")
-    with RunStore.open(tmp_path / "r") as store, pytest.raises(StoreError, match="case a_1 in .* is unreadable"):
+    with RunStore.open(tmp_path / "r") as store, pytest.raises(StoreError, match=r"case a_1 in .* is unreadable"):
         list(store.iter_cases())
 
 
@@ -217,11 +238,17 @@ def _write_pre_helper_run(run_dir: Path, rows: list[tuple[CaseTrajectory, Grade 
         conn.executescript(PRE_HELPER_SCHEMA)
         conn.executemany(
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-            [("format", "tooldiag-run"), ("schema_version", "1"), ("config", CONFIG.model_dump_json()), ("created_at", "1767225600.25")],
+            [
+                ("format", "tooldiag-run"),
+                ("schema_version", "1"),
+                ("config", CONFIG.model_dump_json()),
+                ("created_at", "1767225600.25"),
+            ],
         )
         for trajectory, grade in rows:
             conn.execute(
-                "INSERT OR REPLACE INTO cases(case_id, category, status, passed, error_type, grade, trajectory, updated_at)"
+                "INSERT OR REPLACE INTO cases(case_id, category, status, "
+                "passed, error_type, grade, trajectory, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     trajectory.case_id,
@@ -254,7 +281,10 @@ def test_a_run_written_before_the_helper_opens_and_reads_identically(tmp_path):
             "b_2": ("done", False, "wrong", rows[0][1], rows[0][0]),
         }
         assert store.finished_ids() == {"a_1", "b_2"}
-        assert store.status_counts() == {"a": {"done": 1, "passed": 1, "error": 1}, "b": {"done": 1, "passed": 0, "error": 0}}
+        assert store.status_counts() == {
+            "a": {"done": 1, "passed": 1, "error": 1},
+            "b": {"done": 1, "passed": 0, "error": 0},
+        }
         assert sqlite.journal_mode(store._conn) == "wal"
     # resuming it keeps the old header and adds rows in the same forms
     with RunStore.create_or_resume(tmp_path / "old", CONFIG) as store:
@@ -278,5 +308,10 @@ def test_a_store_written_now_has_the_pre_helper_schema(tmp_path):
 
     assert shape(tmp_path / "new" / DB_NAME) == shape(tmp_path / "old" / DB_NAME)
     with sqlite3.connect(tmp_path / "new" / DB_NAME) as conn:
-        assert sorted(dict(conn.execute("SELECT key, value FROM meta"))) == ["config", "created_at", "format", "schema_version"]
+        assert sorted(dict(conn.execute("SELECT key, value FROM meta"))) == [
+            "config",
+            "created_at",
+            "format",
+            "schema_version",
+        ]
     assert json.loads(sqlite.read_meta(sqlite3.connect(tmp_path / "new" / DB_NAME))["config"])["suite"] == "demo"

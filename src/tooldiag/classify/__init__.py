@@ -36,11 +36,11 @@ if TYPE_CHECKING:
     from tooldiag.models.base import ModelOptions
 
 __all__ = [
-    "ActionClass",
     "CUES_ENV",
     "DECISION_CLASSES",
     "PRIORITY",
     "SCHEMES",
+    "ActionClass",
     "Classifier",
     "SchemeOptions",
     "classify",
@@ -129,7 +129,9 @@ def classify_message(message: Any, classifier: Classifier | None = None) -> Acti
     if isinstance(message, dict):
         content = message.get("content")
         text = content_text(content)
-        return classifier(text, has_tool_calls(message.get("tool_calls")) or has_tool_calls(message.get("function_call")))
+        return classifier(
+            text, has_tool_calls(message.get("tool_calls")) or has_tool_calls(message.get("function_call"))
+        )
     text = getattr(message, "text", None)
     if text is None:
         text = getattr(message, "content", None)

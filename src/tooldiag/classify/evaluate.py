@@ -78,7 +78,9 @@ def evaluate(scheme: str, gold: Sequence[ActionClass], predicted: Sequence[Actio
         for action in CLASS_ORDER
     )
     correct = sum(1 for g, p in zip(gold, predicted) if g is p)
-    return Evaluation(scheme=scheme, scores=scores, accuracy=correct / len(gold) if gold else 0.0, n=len(gold), confusion=confusion)
+    return Evaluation(
+        scheme=scheme, scores=scores, accuracy=correct / len(gold) if gold else 0.0, n=len(gold), confusion=confusion
+    )
 
 
 def _rate(name: str) -> Column:

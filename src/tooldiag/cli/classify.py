@@ -22,19 +22,35 @@ Schemes = Annotated[
 ]
 CueFiles = Annotated[
     list[Path] | None,
-    typer.Option("--cues", help="Extra cue file (JSON) for the default scheme; repeatable. Also: TOOLDIAG_CUES=FILE[:FILE].", dir_okay=False),
+    typer.Option(
+        "--cues",
+        help="Extra cue file (JSON) for the default scheme; repeatable. Also: TOOLDIAG_CUES=FILE[:FILE].",
+        dir_okay=False,
+    ),
 ]
-Judge = Annotated[str | None, typer.Option("--judge", help="Judge model of the llm scheme, e.g. openai/gpt-4o-mini (or TOOLDIAG_CLASSIFY_MODEL).")]
+Judge = Annotated[
+    str | None,
+    typer.Option(
+        "--judge", help="Judge model of the llm scheme, e.g. openai/gpt-4o-mini (or TOOLDIAG_CLASSIFY_MODEL)."
+    ),
+]
 JudgeBaseUrl = Annotated[
     str | None,
-    typer.Option("--judge-base-url", help="Endpoint of the llm scheme's judge, e.g. http://127.0.0.1:8000/v1.", rich_help_panel="llm scheme"),
+    typer.Option(
+        "--judge-base-url",
+        help="Endpoint of the llm scheme's judge, e.g. http://127.0.0.1:8000/v1.",
+        rich_help_panel="llm scheme",
+    ),
 ]
 JudgeApiKeyEnv = Annotated[
     str | None,
-    typer.Option("--judge-api-key-env", help="Environment variable holding the judge's API key.", rich_help_panel="llm scheme"),
+    typer.Option(
+        "--judge-api-key-env", help="Environment variable holding the judge's API key.", rich_help_panel="llm scheme"
+    ),
 ]
 JudgeConcurrency = Annotated[
-    int, typer.Option("--judge-concurrency", min=1, help="Judge requests in flight at once.", rich_help_panel="llm scheme")
+    int,
+    typer.Option("--judge-concurrency", min=1, help="Judge requests in flight at once.", rich_help_panel="llm scheme"),
 ]
 
 
@@ -94,7 +110,13 @@ def classify_command(
     judge_concurrency: JudgeConcurrency = 8,
     evaluate: Annotated[
         bool,
-        typer.Option("--evaluate", help="Lines carry a gold 'label': print per-class precision/recall of each --scheme (default: paper and default)."),
+        typer.Option(
+            "--evaluate",
+            help=(
+                "Lines carry a gold 'label': print per-class precision/recall "
+                "of each --scheme (default: paper and default)."
+            ),
+        ),
     ] = False,
 ) -> None:
     """Action class of each assistant message in a JSONL file (or - for stdin).
@@ -125,12 +147,15 @@ def classify_command(
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
         return
 
-    from tooldiag.classify.evaluate import confusion_markdown, evaluate as score, evaluation_markdown
+    from tooldiag.classify.evaluate import confusion_markdown, evaluation_markdown
+    from tooldiag.classify.evaluate import evaluate as score
 
     gold = []
     for number, obj in rows:
         if "label" not in obj:
-            raise UserError(f"{file} line {number}: no 'label' field", hint="--evaluate needs the gold class in 'label'")
+            raise UserError(
+                f"{file} line {number}: no 'label' field", hint="--evaluate needs the gold class in 'label'"
+            )
         gold.append(parse_action_class(obj["label"], where=f"{file} line {number}"))
     evaluations = [score(s, gold, classify_batch(classifier(s), items)) for s in schemes]
     typer.echo(evaluation_markdown(evaluations))

@@ -18,7 +18,9 @@ POLICIES = ("oracle", "overcall", "halt")
 
 
 def demo_command(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the demo's runs and reports.")] = Path("tooldiag-demo"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the demo's runs and reports.")] = Path(
+        "tooldiag-demo"
+    ),
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Everything offline: reference policies through all 800 BFCL cases, Table 1, judge pipeline.
@@ -43,6 +45,7 @@ def demo_command(
             console.print(Markdown(markdown))
         else:
             print(markdown, flush=True)
+
     run_dirs = []
     for policy in POLICIES:
         model = f"ref/{policy}"

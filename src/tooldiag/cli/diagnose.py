@@ -7,7 +7,14 @@ from typing import Annotated
 
 import typer
 
-from tooldiag.cli.classify import CueFiles, Judge, JudgeApiKeyEnv, JudgeBaseUrl, JudgeConcurrency, resolve_classifier_options
+from tooldiag.cli.classify import (
+    CueFiles,
+    Judge,
+    JudgeApiKeyEnv,
+    JudgeBaseUrl,
+    JudgeConcurrency,
+    resolve_classifier_options,
+)
 from tooldiag.cli.report import (
     Confidence,
     ExecFailPp,
@@ -22,7 +29,9 @@ from tooldiag.cli.report import (
 
 
 def diagnose_command(
-    log: Annotated[Path, typer.Argument(help="Agent log: one JSON conversation per line (see examples/agent_log.jsonl).")],
+    log: Annotated[
+        Path, typer.Argument(help="Agent log: one JSON conversation per line (see examples/agent_log.jsonl).")
+    ],
     fmt: Format = "md",
     out: Out = None,
     scheme: Scheme = "default",

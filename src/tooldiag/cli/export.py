@@ -40,8 +40,12 @@ def case_json(record) -> dict[str, Any]:
 
 def export_command(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
-    format: Annotated[str, typer.Option("--format", "-f", help="jsonl (one case per line) or bfcl (BFCL result files in --out).")] = "jsonl",
-    out: Annotated[Path | None, typer.Option("--out", help="Output file (jsonl; default stdout) or folder (bfcl).")] = None,
+    format: Annotated[
+        str, typer.Option("--format", "-f", help="jsonl (one case per line) or bfcl (BFCL result files in --out).")
+    ] = "jsonl",
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Output file (jsonl; default stdout) or folder (bfcl).")
+    ] = None,
 ) -> None:
     """Export a run as JSONL (one case per line) or as BFCL result files.
 
@@ -66,11 +70,16 @@ def export_command(
             from tooldiag.suites.bfcl.export import write_bfcl_results
 
             if out.exists() and not out.is_dir():
-                raise UserError(f"--out {out} is a file; --format bfcl writes a folder", hint="give a folder path for --out")
+                raise UserError(
+                    f"--out {out} is a file; --format bfcl writes a folder", hint="give a folder path for --out"
+                )
             try:
                 paths = write_bfcl_results(store, out)
             except OSError as exc:
-                raise UserError(f"cannot write BFCL result files to {out} ({exc.strerror or exc})", hint="give a writable folder for --out") from None
+                raise UserError(
+                    f"cannot write BFCL result files to {out} ({exc.strerror or exc})",
+                    hint="give a writable folder for --out",
+                ) from None
             typer.echo("\n".join(str(p) for p in paths))
         else:
             raise UserError(f"unknown export format {format!r}", hint="use --format jsonl or --format bfcl")

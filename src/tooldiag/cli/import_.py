@@ -11,7 +11,7 @@ import_app = typer.Typer(help="Import results written by other harnesses into a 
 
 _LAYOUT_HELP = (
     "Step layout of the result files: auto (detect per file), api_fc (API FC handlers: "
-    "[{name: arguments-json}]), json_list (xLAM: '[{\"name\":..., \"arguments\":...}]'), "
+    '[{name: arguments-json}]), json_list (xLAM: \'[{"name":..., "arguments":...}]\'), '
     "tool_call_tags (Qwen FC: <tool_call> blocks), fenced_python (Hammer: fenced lists), "
     "prompt (prompt mode: \\[f(a=1)])."
 )
@@ -19,9 +19,13 @@ _LAYOUT_HELP = (
 
 @import_app.command("bfcl")
 def import_bfcl_command(
-    result_dir: Annotated[Path, typer.Argument(help="One model's folder from `bfcl generate` (holding multi_turn/ or the result files).")],
+    result_dir: Annotated[
+        Path, typer.Argument(help="One model's folder from `bfcl generate` (holding multi_turn/ or the result files).")
+    ],
     model_name: Annotated[str, typer.Option("--model-name", help="Name to store the run under, e.g. xlam-2-8b.")],
-    run_dir: Annotated[Path, typer.Option("--run-dir", "-o", help="Run directory (created; re-running the same command resumes it).")],
+    run_dir: Annotated[
+        Path, typer.Option("--run-dir", "-o", help="Run directory (created; re-running the same command resumes it).")
+    ],
     layout: Annotated[str, typer.Option("--layout", help=_LAYOUT_HELP)] = "auto",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
@@ -42,7 +46,9 @@ def import_bfcl_command(
     console = Console(stderr=True)
     for result_file in plan.files:
         votes = ", ".join(f"{name} {count}" for name, count in result_file.votes.items()) or "text replies only"
-        console.print(f"{result_file.path.name}: {len(result_file.entries)} cases, layout {result_file.layout} ({votes})")
+        console.print(
+            f"{result_file.path.name}: {len(result_file.entries)} cases, layout {result_file.layout} ({votes})"
+        )
     with run_progress(f"import {model_name}", enabled=not quiet) as progress:
         summary = import_bfcl(result_dir, model_name, run_dir, layout=layout, plan=plan, progress=progress)
     print_summary(summary)

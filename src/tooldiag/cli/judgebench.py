@@ -27,16 +27,22 @@ Records = Annotated[
     str,
     typer.Option(
         "--records",
-        help="builtin (36 records shipped with tooldiag), a .jsonl/.json/.parquet file, or hf:OWNER/NAME[:CONFIG][@SPLIT].",
+        help=(
+            "builtin (36 records shipped with tooldiag), a "
+            ".jsonl/.json/.parquet file, or hf:OWNER/NAME[:CONFIG][@SPLIT]."
+        ),
     ),
 ]
 Difficulties = Annotated[str, typer.Option("--difficulties", help="Comma list of easy, medium, hard.")]
 Thinking = Annotated[
     str | None,
-    typer.Option("--thinking", help="on/off: sent as chat_template_kwargs.enable_thinking (vLLM, SGLang); default: not sent."),
+    typer.Option(
+        "--thinking", help="on/off: sent as chat_template_kwargs.enable_thinking (vLLM, SGLang); default: not sent."
+    ),
 ]
 Prompts = Annotated[
-    Path | None, typer.Option("--prompts", help="Folder with your own prompt templates (same file names) to use instead.")
+    Path | None,
+    typer.Option("--prompts", help="Folder with your own prompt templates (same file names) to use instead."),
 ]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 
@@ -62,7 +68,9 @@ def _temperature(value: str) -> float | None:
     try:
         return float(value)
     except ValueError:
-        raise UserError(f"--temperature must be a number or 'default', got {value!r}", hint="e.g. --temperature 0.15") from None
+        raise UserError(
+            f"--temperature must be a number or 'default', got {value!r}", hint="e.g. --temperature 0.15"
+        ) from None
 
 
 def _options(base_url, api_key_env, concurrency, no_cache, max_retries):
@@ -75,12 +83,19 @@ def _options(base_url, api_key_env, concurrency, no_cache, max_retries):
 
 @app.command("predict")
 def predict_command(
-    generator: Annotated[list[str], typer.Option("--generator", "-g", help="Generator model string (repeatable), e.g. openai/NAME or ref/jb-perturb.")],
+    generator: Annotated[
+        list[str],
+        typer.Option(
+            "--generator", "-g", help="Generator model string (repeatable), e.g. openai/NAME or ref/jb-perturb."
+        ),
+    ],
     run_dir: RunDir,
     records: Records = "builtin",
     difficulties: Difficulties = "easy,medium,hard",
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N records.")] = None,
-    temperature: Annotated[str, typer.Option("--temperature", help="Number, or 'default' to send none (paper: 0).")] = "0",
+    temperature: Annotated[
+        str, typer.Option("--temperature", help="Number, or 'default' to send none (paper: 0).")
+    ] = "0",
     thinking: Thinking = None,
     max_tokens: MaxTokens = None,
     prompts: Prompts = None,
@@ -104,7 +119,9 @@ def predict_command(
 
     def done(name, summary) -> None:
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())) or "nothing new"
-        console.print(f"{name}: ran {summary.ran} ({statuses}), already stored {summary.skipped}, {summary.wall_s:.1f} s")
+        console.print(
+            f"{name}: ran {summary.ran} ({statuses}), already stored {summary.skipped}, {summary.wall_s:.1f} s"
+        )
         for difficulty, n in summary.no_query.items():
             console.print(f"  {n} records have no {difficulty} query and were skipped")
 
@@ -114,7 +131,9 @@ def predict_command(
         records=records,
         difficulties=difficulties.split(","),
         limit=limit,
-        config=generation_config(_temperature(temperature), _thinking(thinking), max_tokens, GenerationConfig(timeout_s=timeout)),
+        config=generation_config(
+            _temperature(temperature), _thinking(thinking), max_tokens, GenerationConfig(timeout_s=timeout)
+        ),
         options=_options(base_url, api_key_env, concurrency, no_cache, max_retries),
         prompt_dir=prompts,
         progress=lambda label: run_progress(label, enabled=not quiet),
@@ -125,18 +144,37 @@ def predict_command(
 
 @app.command("judge")
 def judge_command(
-    judge: Annotated[list[str], typer.Option("--judge", "-j", help="Judge model string (repeatable), e.g. openai/NAME or ref/jb-exact.")],
+    judge: Annotated[
+        list[str],
+        typer.Option("--judge", "-j", help="Judge model string (repeatable), e.g. openai/NAME or ref/jb-exact."),
+    ],
     run_dir: ExistingRunDir,
     conditions: Annotated[
         str,
-        typer.Option("--conditions", help="Comma list of with_gt, without_gt, without_gt_half_default, free_form, corrupted_gt, prometheus, prometheus_without_gt (or all)."),
+        typer.Option(
+            "--conditions",
+            help=(
+                "Comma list of with_gt, without_gt, without_gt_half_default, "
+                "free_form, corrupted_gt, prometheus, prometheus_without_gt (or all)."
+            ),
+        ),
     ] = "with_gt,without_gt",
-    generator: Annotated[list[str] | None, typer.Option("--generator", "-g", help="Only these generators' plans (repeatable).")] = None,
+    generator: Annotated[
+        list[str] | None, typer.Option("--generator", "-g", help="Only these generators' plans (repeatable).")
+    ] = None,
     difficulties: Difficulties = "easy,medium,hard",
-    temperature: Annotated[str, typer.Option("--temperature", help="Number, or 'default' to send none (paper: 0.15 for vLLM judges, provider default otherwise).")] = "0.15",
+    temperature: Annotated[
+        str,
+        typer.Option(
+            "--temperature",
+            help="Number, or 'default' to send none (paper: 0.15 for vLLM judges, provider default otherwise).",
+        ),
+    ] = "0.15",
     thinking: Thinking = None,
     max_tokens: MaxTokens = None,
-    retries: Annotated[int, typer.Option("--retries", min=0, help="Re-asks after an unparseable reply before storing a null.")] = 2,
+    retries: Annotated[
+        int, typer.Option("--retries", min=0, help="Re-asks after an unparseable reply before storing a null.")
+    ] = 2,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the corrupted_gt derangement.")] = 42,
     prompts: Prompts = None,
     base_url: BaseUrl = None,
@@ -170,7 +208,9 @@ def judge_command(
         conditions=conditions,
         generators=generator,
         difficulties=difficulties.split(","),
-        config=generation_config(_temperature(temperature), _thinking(thinking), max_tokens, GenerationConfig(timeout_s=timeout)),
+        config=generation_config(
+            _temperature(temperature), _thinking(thinking), max_tokens, GenerationConfig(timeout_s=timeout)
+        ),
         retries=retries,
         seed=seed,
         options=_options(base_url, api_key_env, concurrency, no_cache, max_retries),
@@ -186,10 +226,17 @@ def analyze_command(
     run_dir: ExistingRunDir,
     out: Annotated[Path | None, typer.Option("--out", help="Report folder (default: RUN_DIR/report).")] = None,
     formats: Annotated[str, typer.Option("--formats", help="Comma list of md, csv, json.")] = "md,csv,json",
-    resamples: Annotated[int, typer.Option("--resamples", min=10, help="Bootstrap resamples per cell (paper: 2000).")] = 2000,
+    resamples: Annotated[
+        int, typer.Option("--resamples", min=10, help="Bootstrap resamples per cell (paper: 2000).")
+    ] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 42,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Threads for the bootstrap.")] = 2,
-    scorer: Annotated[str, typer.Option("--scorer", help="released (paper Eqs. 1-3) or schema_aware (extra schema-declared keys not penalised).")] = "released",
+    scorer: Annotated[
+        str,
+        typer.Option(
+            "--scorer", help="released (paper Eqs. 1-3) or schema_aware (extra schema-declared keys not penalised)."
+        ),
+    ] = "released",
 ) -> None:
     """Alignment, GT lift, agreement, robustness and decision guide, as md/csv/json."""
     from tooldiag.api import judgebench_analyze

@@ -17,25 +17,69 @@ from tooldiag.trajectory import GenerationConfig
 
 BaseUrl = Annotated[
     str | None,
-    typer.Option("--base-url", help="Endpoint, e.g. http://127.0.0.1:8000/v1 for vLLM, SGLang, Ollama, llama.cpp (openai/* also reads OPENAI_BASE_URL).", rich_help_panel="Model"),
+    typer.Option(
+        "--base-url",
+        help=(
+            "Endpoint, e.g. http://127.0.0.1:8000/v1 for vLLM, SGLang, "
+            "Ollama, llama.cpp (openai/* also reads OPENAI_BASE_URL)."
+        ),
+        rich_help_panel="Model",
+    ),
 ]
 ApiKeyEnv = Annotated[
     str | None,
-    typer.Option("--api-key-env", help="Name of the environment variable that holds the API key (the key itself is never written anywhere).", rich_help_panel="Model"),
+    typer.Option(
+        "--api-key-env",
+        help="Name of the environment variable that holds the API key (the key itself is never written anywhere).",
+        rich_help_panel="Model",
+    ),
 ]
-Concurrency = Annotated[int, typer.Option("--concurrency", "-c", min=1, help="Cases (and requests) in flight at once.", rich_help_panel="Model")]
-Temperature = Annotated[float, typer.Option("--temperature", help="Sampling temperature (BFCL's harness uses 0.001; 0 enables the response cache).", rich_help_panel="Generation")]
+Concurrency = Annotated[
+    int,
+    typer.Option("--concurrency", "-c", min=1, help="Cases (and requests) in flight at once.", rich_help_panel="Model"),
+]
+Temperature = Annotated[
+    float,
+    typer.Option(
+        "--temperature",
+        help="Sampling temperature (BFCL's harness uses 0.001; 0 enables the response cache).",
+        rich_help_panel="Generation",
+    ),
+]
 TopP = Annotated[float | None, typer.Option("--top-p", help="Nucleus sampling.", rich_help_panel="Generation")]
-MaxTokens = Annotated[int | None, typer.Option("--max-tokens", help="Cap on generated tokens per request.", rich_help_panel="Generation")]
-Seed = Annotated[int | None, typer.Option("--seed", help="Sampling seed, where the server supports it.", rich_help_panel="Generation")]
-Stop = Annotated[list[str] | None, typer.Option("--stop", help="Stop sequence (repeatable).", rich_help_panel="Generation")]
+MaxTokens = Annotated[
+    int | None, typer.Option("--max-tokens", help="Cap on generated tokens per request.", rich_help_panel="Generation")
+]
+Seed = Annotated[
+    int | None,
+    typer.Option("--seed", help="Sampling seed, where the server supports it.", rich_help_panel="Generation"),
+]
+Stop = Annotated[
+    list[str] | None, typer.Option("--stop", help="Stop sequence (repeatable).", rich_help_panel="Generation")
+]
 ExtraBody = Annotated[
     str | None,
-    typer.Option("--extra-body", help='JSON merged into each request body, e.g. \'{"chat_template_kwargs": {"enable_thinking": false}}\'.', rich_help_panel="Generation"),
+    typer.Option(
+        "--extra-body",
+        help='JSON merged into each request body, e.g. \'{"chat_template_kwargs": {"enable_thinking": false}}\'.',
+        rich_help_panel="Generation",
+    ),
 ]
-Timeout = Annotated[float, typer.Option("--timeout", min=0.1, help="Per-request timeout in seconds.", rich_help_panel="Model")]
-NoCache = Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache (on by default at temperature 0).", rich_help_panel="Model")]
-MaxRetries = Annotated[int, typer.Option("--max-retries", min=0, help="Retries for 429/5xx/timeouts/malformed replies.", rich_help_panel="Model")]
+Timeout = Annotated[
+    float, typer.Option("--timeout", min=0.1, help="Per-request timeout in seconds.", rich_help_panel="Model")
+]
+NoCache = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache", help="Bypass the response cache (on by default at temperature 0).", rich_help_panel="Model"
+    ),
+]
+MaxRetries = Annotated[
+    int,
+    typer.Option(
+        "--max-retries", min=0, help="Retries for 429/5xx/timeouts/malformed replies.", rich_help_panel="Model"
+    ),
+]
 
 
 def parse_extra_body(text: str | None) -> dict:
@@ -44,9 +88,11 @@ def parse_extra_body(text: str | None) -> dict:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UserError(f"--extra-body is not valid JSON ({exc})", hint='pass a JSON object, e.g. \'{"top_k": 20}\'') from None
+        raise UserError(
+            f"--extra-body is not valid JSON ({exc})", hint="pass a JSON object, e.g. '{\"top_k\": 20}'"
+        ) from None
     if not isinstance(value, dict):
-        raise UserError("--extra-body must be a JSON object", hint='e.g. \'{"top_k": 20}\'')
+        raise UserError("--extra-body must be a JSON object", hint="e.g. '{\"top_k\": 20}'")
     return value
 
 

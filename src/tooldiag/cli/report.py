@@ -7,22 +7,75 @@ from typing import Annotated
 
 import typer
 
-from tooldiag.cli.classify import CueFiles, Judge, JudgeApiKeyEnv, JudgeBaseUrl, JudgeConcurrency, resolve_classifier_options
+from tooldiag.cli.classify import (
+    CueFiles,
+    Judge,
+    JudgeApiKeyEnv,
+    JudgeBaseUrl,
+    JudgeConcurrency,
+    resolve_classifier_options,
+)
 
 Format = Annotated[str, typer.Option("--format", "-f", help="md, csv, json or latex.")]
-Out = Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file instead of standard output.", dir_okay=False)]
-Scheme = Annotated[str, typer.Option("--scheme", "-s", help="Classifier: default (tooldiag's), paper (reproduces the paper's tables) or llm.")]
-MaskingPp = Annotated[float, typer.Option("--masking-pp", help="Delta (pp) at or below which an ask/refuse/confirm category is flagged 'masking'.", rich_help_panel="Thresholds")]
-ExecFailPp = Annotated[float, typer.Option("--execution-failure-pp", help="Delta (pp) at or above which a tool_call category is flagged 'execution_failure'.", rich_help_panel="Thresholds")]
-TCap = Annotated[int, typer.Option("--t-cap", min=1, help="Cases a class must be emitted in to count as within capability (Table 5).", rich_help_panel="Thresholds")]
-Confidence = Annotated[float, typer.Option("--confidence", min=0.5, max=0.999, help="Coverage of the Wilson intervals.", rich_help_panel="Thresholds")]
-Baseline = Annotated[list[Path] | None, typer.Option("--baseline", "-b", help="Baseline run (no --probe) of the same model; RUN_DIRS are then probe runs and the report gives their shifts (repeat once per model).")]
+Out = Annotated[
+    Path | None, typer.Option("--out", "-o", help="Write to this file instead of standard output.", dir_okay=False)
+]
+Scheme = Annotated[
+    str,
+    typer.Option(
+        "--scheme", "-s", help="Classifier: default (tooldiag's), paper (reproduces the paper's tables) or llm."
+    ),
+]
+MaskingPp = Annotated[
+    float,
+    typer.Option(
+        "--masking-pp",
+        help="Delta (pp) at or below which an ask/refuse/confirm category is flagged 'masking'.",
+        rich_help_panel="Thresholds",
+    ),
+]
+ExecFailPp = Annotated[
+    float,
+    typer.Option(
+        "--execution-failure-pp",
+        help="Delta (pp) at or above which a tool_call category is flagged 'execution_failure'.",
+        rich_help_panel="Thresholds",
+    ),
+]
+TCap = Annotated[
+    int,
+    typer.Option(
+        "--t-cap",
+        min=1,
+        help="Cases a class must be emitted in to count as within capability (Table 5).",
+        rich_help_panel="Thresholds",
+    ),
+]
+Confidence = Annotated[
+    float,
+    typer.Option(
+        "--confidence", min=0.5, max=0.999, help="Coverage of the Wilson intervals.", rich_help_panel="Thresholds"
+    ),
+]
+Baseline = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--baseline",
+        "-b",
+        help=(
+            "Baseline run (no --probe) of the same model; RUN_DIRS are then probe "
+            "runs and the report gives their shifts (repeat once per model)."
+        ),
+    ),
+]
 
 
 def thresholds_from(masking_pp: float, execution_failure_pp: float, t_cap: int, confidence: float):
     from tooldiag.metrics.gar import Thresholds
 
-    return Thresholds(masking_pp=masking_pp, execution_failure_pp=execution_failure_pp, t_cap=t_cap, confidence=confidence)
+    return Thresholds(
+        masking_pp=masking_pp, execution_failure_pp=execution_failure_pp, t_cap=t_cap, confidence=confidence
+    )
 
 
 def check_format(fmt: str) -> None:
@@ -70,7 +123,9 @@ def report_command(
 
         write_out(probes.render(api.probe_report(run_dirs, baseline, classifier), fmt), out)
         return
-    reports = api.report(run_dirs, classifier, thresholds=thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence))
+    reports = api.report(
+        run_dirs, classifier, thresholds=thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence)
+    )
     write_out(render(reports, fmt), out)
 
 

@@ -30,7 +30,9 @@ def print_summary(summary, console=None) -> None:
         acc = summary.accuracy(cat)
         if acc is not None:
             accs.append(acc)
-        table.add_row(cat, str(entry["passed"]), str(entry["done"]), "-" if acc is None else f"{acc:.1f}", str(entry["error"]))
+        table.add_row(
+            cat, str(entry["passed"]), str(entry["done"]), "-" if acc is None else f"{acc:.1f}", str(entry["error"])
+        )
     console.print(table)
     if accs:
         console.print(f"overall Acc (unweighted mean of categories, as BFCL): {sum(accs) / len(accs):.2f}")
@@ -49,12 +51,37 @@ def print_summary(summary, console=None) -> None:
 
 @run_app.command("bfcl")
 def run_bfcl_command(
-    model: Annotated[str, typer.Option("--model", "-m", help="provider/model: openai/NAME, anthropic/NAME, litellm/ROUTE, or ref/oracle|overcall|halt (offline reference policies).")],
-    run_dir: Annotated[Path, typer.Option("--run-dir", "-o", help="Run directory (created; re-running the same command resumes it).")],
-    categories: Annotated[str, typer.Option("--categories", help="Comma-separated: base,long_context,miss_func,miss_param.")] = "base,long_context,miss_func,miss_param",
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N cases per category (in BFCL's order).")] = None,
-    ids: Annotated[str | None, typer.Option("--ids", help="Comma-separated case ids, e.g. multi_turn_base_0,multi_turn_miss_func_3.")] = None,
-    probe: Annotated[str | None, typer.Option("--probe", help="Inference-time probe: sri, sri:no_history, ..., cri-retry, cri-bypass (see docs/probes.md).")] = None,
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            "-m",
+            help=(
+                "provider/model: openai/NAME, anthropic/NAME, litellm/ROUTE, "
+                "or ref/oracle|overcall|halt (offline reference policies)."
+            ),
+        ),
+    ],
+    run_dir: Annotated[
+        Path, typer.Option("--run-dir", "-o", help="Run directory (created; re-running the same command resumes it).")
+    ],
+    categories: Annotated[
+        str, typer.Option("--categories", help="Comma-separated: base,long_context,miss_func,miss_param.")
+    ] = "base,long_context,miss_func,miss_param",
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="At most N cases per category (in BFCL's order).")
+    ] = None,
+    ids: Annotated[
+        str | None,
+        typer.Option("--ids", help="Comma-separated case ids, e.g. multi_turn_base_0,multi_turn_miss_func_3."),
+    ] = None,
+    probe: Annotated[
+        str | None,
+        typer.Option(
+            "--probe",
+            help="Inference-time probe: sri, sri:no_history, ..., cri-retry, cri-bypass (see docs/probes.md).",
+        ),
+    ] = None,
     base_url: opt.BaseUrl = None,
     api_key_env: opt.ApiKeyEnv = None,
     concurrency: opt.Concurrency = 8,

@@ -26,7 +26,7 @@ def score_plan_command(
         bool,
         typer.Option(
             "--schema-aware",
-            help="Do not penalise extra argument keys that the tool's schema declares (needs \"tools\" per line).",
+            help='Do not penalise extra argument keys that the tool\'s schema declares (needs "tools" per line).',
         ),
     ] = False,
 ) -> None:
@@ -45,7 +45,9 @@ def score_plan_command(
                     hint='write {"expected": [{"name": ..., "arguments": {...}}], "predicted": [...]}',
                 )
             if schema_aware and not isinstance(item.get("tools"), list):
-                raise UserError(f'{name}:{number} has no "tools" list', hint="--schema-aware needs the tool schemas per line")
+                raise UserError(
+                    f'{name}:{number} has no "tools" list', hint="--schema-aware needs the tool schemas per line"
+                )
             batch.append((number, item))
             if len(batch) >= CHUNK:
                 _flush(batch, schema_aware, name, sink)

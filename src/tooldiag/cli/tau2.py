@@ -19,13 +19,40 @@ tau2_app = typer.Typer(
 
 @tau2_app.command("diagnose")
 def diagnose_command(
-    results: Annotated[list[Path], typer.Argument(help="tau2 results: .json files (any version) or >=1.0 run folders (data/simulations/<run>/).")],
-    format: Annotated[str, typer.Option("--format", "-f", help="md, csv (one tidy table with a 'section' column) or json.")] = "md",
+    results: Annotated[
+        list[Path],
+        typer.Argument(help="tau2 results: .json files (any version) or >=1.0 run folders (data/simulations/<run>/)."),
+    ],
+    format: Annotated[
+        str, typer.Option("--format", "-f", help="md, csv (one tidy table with a 'section' column) or json.")
+    ] = "md",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")] = None,
-    judge: Annotated[str | None, typer.Option("--judge", help="LLM consent judge as PROVIDER/MODEL (e.g. openai/gpt-4o); adds its Table 3 rows and its agreement (Cohen's kappa) with the deterministic judge.")] = None,
-    window: Annotated[int, typer.Option("--window", min=1, help="Dialogue messages before each write shown to the LLM judge (the paper used 10).")] = 10,
-    tasks: Annotated[Path | None, typer.Option("--tasks", help="tau2 tasks.json to use for result files that embed no tasks.")] = None,
-    ask_ids: Annotated[Path | None, typer.Option("--ask-ids", help='JSON {"airline": ["2", ...], "retail": [...]} replacing the shipped ask-required task ids.')] = None,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge",
+            help=(
+                "LLM consent judge as PROVIDER/MODEL (e.g. openai/gpt-4o); adds its Table "
+                "3 rows and its agreement (Cohen's kappa) with the deterministic judge."
+            ),
+        ),
+    ] = None,
+    window: Annotated[
+        int,
+        typer.Option(
+            "--window", min=1, help="Dialogue messages before each write shown to the LLM judge (the paper used 10)."
+        ),
+    ] = 10,
+    tasks: Annotated[
+        Path | None, typer.Option("--tasks", help="tau2 tasks.json to use for result files that embed no tasks.")
+    ] = None,
+    ask_ids: Annotated[
+        Path | None,
+        typer.Option(
+            "--ask-ids",
+            help='JSON {"airline": ["2", ...], "retail": [...]} replacing the shipped ask-required task ids.',
+        ),
+    ] = None,
     base_url: BaseUrl = None,
     api_key_env: ApiKeyEnv = None,
     concurrency: Concurrency = 8,

@@ -20,11 +20,15 @@ from tooldiag.report.model import RunReport
 __all__ = ["AssistantMessage", "Conversation", "diagnose_log", "observations_from_conversations", "read_agent_log"]
 
 
-def observations_from_conversations(conversations: Sequence[Conversation], classifier: Classifier) -> list[CaseObservation]:
+def observations_from_conversations(
+    conversations: Sequence[Conversation], classifier: Classifier
+) -> list[CaseObservation]:
     """One :class:`CaseObservation` per conversation; injected messages excluded."""
     counted = [(c, m) for c in conversations for m in c.assistant if not m.injected]
     labels = iter(classify_batch(classifier, [(m.text, m.has_calls) for _, m in counted]))
-    per_case: dict[str, list[set[ActionClass]]] = {c.id: [set() for _ in range(max(c.n_turns, 1))] for c in conversations}
+    per_case: dict[str, list[set[ActionClass]]] = {
+        c.id: [set() for _ in range(max(c.n_turns, 1))] for c in conversations
+    }
     for conversation, message in counted:
         per_case[conversation.id][message.turn].add(next(labels))
     observations = []
@@ -60,4 +64,6 @@ def diagnose_log(
     notes = []
     if all(c.passed is None for c in conversations):
         notes.append("no conversation has 'passed': Acc and Delta are not available")
-    return build_report(Path(path).stem, cases, scheme=classifier.name, source=str(path), thresholds=thresholds, notes=notes)
+    return build_report(
+        Path(path).stem, cases, scheme=classifier.name, source=str(path), thresholds=thresholds, notes=notes
+    )

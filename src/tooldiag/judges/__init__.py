@@ -20,8 +20,8 @@ from tooldiag.judges.reply import Draws, draw_context, draw_until_parsed, parse_
 __all__ = [
     "BY_POSITION",
     "FENCES_FIRST",
-    "Extraction",
     "Draws",
+    "Extraction",
     "PromptTemplate",
     "draw_context",
     "draw_until_parsed",

@@ -25,7 +25,12 @@ from tooldiag.classify.classes import ActionClass
 from tooldiag.metrics.intervals import wilson_interval_pct
 
 #: Column order of the capability table (paper 001 Table 5).
-CAPABILITY_CLASSES: tuple[ActionClass, ...] = (ActionClass.TOOL_CALL, ActionClass.ASK, ActionClass.REFUSE, ActionClass.CONFIRM)
+CAPABILITY_CLASSES: tuple[ActionClass, ...] = (
+    ActionClass.TOOL_CALL,
+    ActionClass.ASK,
+    ActionClass.REFUSE,
+    ActionClass.CONFIRM,
+)
 
 FLAG_BOUND_VIOLATION = "bound_violation"
 FLAG_MASKING = "masking"
@@ -155,7 +160,9 @@ def delta_pp(gar: float | None, acc: float | None) -> float | None:
     return gar - acc
 
 
-def calibration_flags(gold: ActionClass, gar: float | None, acc: float | None, thresholds: Thresholds = Thresholds()) -> list[str]:
+def calibration_flags(
+    gold: ActionClass, gar: float | None, acc: float | None, thresholds: Thresholds = Thresholds()
+) -> list[str]:
     """Flags of one category (paper 001 §3.2 and Table 1 caption).
 
     ``bound_violation``: Acc > GAR, the grader passed cases that never emitted the gold
@@ -205,7 +212,11 @@ def summarize_category(
     gar_ci = wilson_interval_pct(hits, n, thresholds.confidence) if measurable else None
     rate, turn_n = turn_gar(cases)
     t_gar = 100.0 * rate if rate is not None and measurable else None
-    t_ci = wilson_interval_pct(rate * turn_n, turn_n, thresholds.confidence) if t_gar is not None and rate is not None else None
+    t_ci = (
+        wilson_interval_pct(rate * turn_n, turn_n, thresholds.confidence)
+        if t_gar is not None and rate is not None
+        else None
+    )
     passed, graded = accuracy(cases)
     acc = 100.0 * passed / graded if graded else None
     acc_ci = wilson_interval_pct(passed, graded, thresholds.confidence)

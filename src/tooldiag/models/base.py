@@ -100,7 +100,7 @@ class ModelBackend(abc.ABC):
     async def complete(self, request: ModelRequest) -> Emission:
         """Answer ``request`` with one emission; raise ``ModelCallError`` when it failed for good."""
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - an optional hook, not an abstract method
         """Release connections; the default has nothing to release."""
 
     @property

@@ -5,9 +5,9 @@ it already has. The key is the SHA-256 of a canonical JSON of everything that
 determines the answer: provider, model name, messages, tools, tool choice and the
 generation config without its timeout (a timeout changes whether an answer arrives,
 not what it says), and the request's ``TaskContext.sample`` when it is not 0 (a runner
-re-asking after an unusable answer wants a new draw, not the cached one). The endpoint URL is deliberately not part of the key, so a vLLM
-server restarted on another port still hits; use ``--no-cache`` when the weights
-behind a model name changed.
+re-asking after an unusable answer wants a new draw, not the cached one). The endpoint
+URL is deliberately not part of the key, so a vLLM server restarted on another port
+still hits; use ``--no-cache`` when the weights behind a model name changed.
 
 Only deterministic requests are cached: the cache is used when
 ``ModelOptions.cache`` is on (``--no-cache`` turns it off) *and* the temperature is
@@ -124,7 +124,9 @@ class ResponseCache:
         except (OSError, sqlite3.Error) as exc:
             raise UserError(
                 f"cannot open the response cache {self.path}: {exc}",
-                hint="set TOOLDIAG_CACHE_DIR to a writable folder, delete the file if it is corrupt, or pass --no-cache",
+                hint=(
+                    "set TOOLDIAG_CACHE_DIR to a writable folder, delete the file if it is corrupt, or pass --no-cache"
+                ),
             ) from None
         self._local.conn = conn
         return conn

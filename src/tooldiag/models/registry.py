@@ -63,7 +63,10 @@ def split_model_string(model: str) -> tuple[str, str]:
     if not isinstance(model, str) or "/" not in model:
         raise UnknownModelError(
             f"model string {model!r} has no provider",
-            hint=f"write it as PROVIDER/MODEL, e.g. openai/gpt-4o or ref/oracle; providers: {', '.join(known_providers())}",
+            hint=(
+                f"write it as PROVIDER/MODEL, e.g. openai/gpt-4o or "
+                f"ref/oracle; providers: {', '.join(known_providers())}"
+            ),
         )
     provider_name, _, name = model.partition("/")
     if not provider_name or not name:

@@ -80,7 +80,9 @@ def to_json(reports: Sequence[RunReport]) -> dict[str, Any]:
                     name: category_json(report.categories[name])
                     for name in ordered_categories(list(report.categories), report.category_order)
                 },
-                "capability_counts": {action.value: int(report.capability.counts.get(action, 0)) for action in CAPABILITY_CLASSES},
+                "capability_counts": {
+                    action.value: int(report.capability.counts.get(action, 0)) for action in CAPABILITY_CLASSES
+                },
             }
             for report in reports
         ]

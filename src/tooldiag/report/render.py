@@ -161,7 +161,7 @@ def table1(reports: Sequence[RunReport]) -> Table:
 
 def table14(reports: Sequence[RunReport]) -> Table:
     """Paper 001 Table 14: case- vs turn-level GAR with Wilson intervals, a row per run and category."""
-    confidence = int(round(100 * reports[0].thresholds.confidence)) if reports else 95
+    confidence = round(100 * reports[0].thresholds.confidence) if reports else 95
     columns = [
         Column("Run"),
         Column("Category", md_escape=False),
@@ -243,9 +243,27 @@ def render_markdown(reports: Sequence[RunReport]) -> str:
 
 # -- csv ----------------------------------------------------------------------------------
 CSV_COLUMNS = [
-    "run", "source", "scheme", "category", "gold_class", "n", "gar", "gar_lo", "gar_hi", "turn_gar",
-    "turn_gar_lo", "turn_gar_hi", "acc", "acc_lo", "acc_hi", "delta_pp", "flags", "n_errors", "overall_acc",
-    "n_cases", *[f"cap_{a.value}" for a in CAPABILITY_CLASSES],
+    "run",
+    "source",
+    "scheme",
+    "category",
+    "gold_class",
+    "n",
+    "gar",
+    "gar_lo",
+    "gar_hi",
+    "turn_gar",
+    "turn_gar_lo",
+    "turn_gar_hi",
+    "acc",
+    "acc_lo",
+    "acc_hi",
+    "delta_pp",
+    "flags",
+    "n_errors",
+    "overall_acc",
+    "n_cases",
+    *[f"cap_{a.value}" for a in CAPABILITY_CLASSES],
 ]
 #: CSV columns holding percentages (written with 4 decimals, empty when undefined).
 _CSV_NUMBERS = {

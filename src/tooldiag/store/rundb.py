@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tooldiag.errors import StoreError
 from tooldiag import sqlite
+from tooldiag.errors import StoreError
 from tooldiag.trajectory import SCHEMA_VERSION, CaseTrajectory, Grade, RunConfig
 
 DB_NAME = "run.sqlite"
@@ -208,7 +208,8 @@ class RunStore:
         blob = zlib.compress(trajectory.model_dump_json().encode("utf-8"), 6)
         with self._lock, self._conn:
             self._conn.execute(
-                "INSERT OR REPLACE INTO cases(case_id, category, status, passed, error_type, grade, trajectory, updated_at)"
+                "INSERT OR REPLACE INTO cases(case_id, category, status, "
+                "passed, error_type, grade, trajectory, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     trajectory.case_id,
@@ -249,7 +250,9 @@ class RunStore:
         try:
             trajectory = CaseTrajectory.model_validate_json(zlib.decompress(blob))
         except Exception as exc:  # noqa: BLE001
-            raise StoreError(f"case {case_id} in {self.run_dir} is unreadable ({exc})", hint="the store is damaged") from None
+            raise StoreError(
+                f"case {case_id} in {self.run_dir} is unreadable ({exc})", hint="the store is damaged"
+            ) from None
         return CaseRecord(
             case_id=case_id,
             category=category,

@@ -32,8 +32,13 @@ def test_gold_classes_of_the_four_categories():
 
 
 def test_case_notes_round_trip_keeps_the_stored_json():
-    written = {"ground_truth_sizes": [1, 0, 2], "give_back_turns": [2], "layout": "fc", "source_file": "x.json",
-               "probe": {"fired": True}}
+    written = {
+        "ground_truth_sizes": [1, 0, 2],
+        "give_back_turns": [2],
+        "layout": "fc",
+        "source_file": "x.json",
+        "probe": {"fired": True},
+    }
     notes = BfclCaseNotes.of(written)
     assert notes.ground_truth_sizes == [1, 0, 2] and notes.give_back_turns == [2]
     assert notes.dump() == written and list(notes.dump()) == list(written)

@@ -7,16 +7,31 @@ from tooldiag.trajectory import CaseTrajectory, Grade, RunConfig
 
 
 def test_category_then_number():
-    ids = ["multi_turn_miss_func_3", "multi_turn_base_10", "multi_turn_base_2", "multi_turn_base_long_context_1",
-           "multi_turn_base_1", "multi_turn_long_context_0"]
+    ids = [
+        "multi_turn_miss_func_3",
+        "multi_turn_base_10",
+        "multi_turn_base_2",
+        "multi_turn_base_long_context_1",
+        "multi_turn_base_1",
+        "multi_turn_long_context_0",
+    ]
     assert sorted(ids, key=case_id_order) == [
-        "multi_turn_base_1", "multi_turn_base_2", "multi_turn_base_10", "multi_turn_base_long_context_1",
-        "multi_turn_long_context_0", "multi_turn_miss_func_3",
+        "multi_turn_base_1",
+        "multi_turn_base_2",
+        "multi_turn_base_10",
+        "multi_turn_base_long_context_1",
+        "multi_turn_long_context_0",
+        "multi_turn_miss_func_3",
     ]
 
 
 def test_ids_without_a_trailing_number_sort_by_the_whole_id():
-    assert sorted(["x_1", "x", "live_simple_0-0-0", "x_0"], key=case_id_order) == ["live_simple_0-0-0", "x", "x_0", "x_1"]
+    assert sorted(["x_1", "x", "live_simple_0-0-0", "x_0"], key=case_id_order) == [
+        "live_simple_0-0-0",
+        "x",
+        "x_0",
+        "x_1",
+    ]
 
 
 def test_every_bfcl_reader_gets_bfcl_order_from_a_plain_store(tmp_path):
@@ -25,7 +40,11 @@ def test_every_bfcl_reader_gets_bfcl_order_from_a_plain_store(tmp_path):
     with RunStore.create_or_resume(tmp_path / "r", config) as store:
         for number in (10, 2, 1):
             store.put_case(CaseTrajectory(case_id=f"multi_turn_base_{number}", category="base"), Grade(passed=True))
-        assert [r.case_id for r in store.iter_cases()] == ["multi_turn_base_1", "multi_turn_base_10", "multi_turn_base_2"]
+        assert [r.case_id for r in store.iter_cases()] == [
+            "multi_turn_base_1",
+            "multi_turn_base_10",
+            "multi_turn_base_2",
+        ]
         (path,) = write_bfcl_results(store, tmp_path / "out")
     lines = path.read_text().splitlines()
     assert [line.split('"')[3] for line in lines] == ["multi_turn_base_1", "multi_turn_base_2", "multi_turn_base_10"]

@@ -36,7 +36,7 @@ RESULT_TEXT = "Here are the results of the requested operations."
 HALT_TEXT = "I started on your request; here is what I found so far."
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parameter_names(class_names: tuple[str, ...], method: str) -> tuple[str, ...]:
     from tooldiag.suites.bfcl.executor import _backend_config
 

@@ -137,7 +137,9 @@ class Rollout:
 
 def case_notes(case: BfclCase) -> dict[str, Any]:
     """Per-case facts the diagnostic reads back from the store (:class:`BfclCaseNotes`)."""
-    return BfclCaseNotes(ground_truth_sizes=case.ground_truth_sizes(), give_back_turns=sorted(case.missed_function)).dump()
+    return BfclCaseNotes(
+        ground_truth_sizes=case.ground_truth_sizes(), give_back_turns=sorted(case.missed_function)
+    ).dump()
 
 
 def _decode(step: Step) -> list[str] | None:

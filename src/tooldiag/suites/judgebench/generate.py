@@ -28,7 +28,10 @@ from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolCall
 
 
 def generation_config(
-    temperature: float | None, thinking: bool | None, max_tokens: int | None = None, base: GenerationConfig | None = None
+    temperature: float | None,
+    thinking: bool | None,
+    max_tokens: int | None = None,
+    base: GenerationConfig | None = None,
 ) -> GenerationConfig:
     """A request config; ``thinking`` on/off becomes vLLM/SGLang ``chat_template_kwargs.enable_thinking``."""
     config = (base or GenerationConfig()).model_copy(deep=True)
@@ -43,7 +46,9 @@ def generation_config(
 
 
 def fatal(model: str, exc: ModelCallError) -> UserError:
-    return UserError(f"{model}: {exc.message}", hint="check the model string, endpoint and API key, then re-run to resume")
+    return UserError(
+        f"{model}: {exc.message}", hint="check the model string, endpoint and API key, then re-run to resume"
+    )
 
 
 def check_difficulties(difficulties: Iterable[str]) -> list[str]:
@@ -183,9 +188,7 @@ async def predict(
         else:
             status, calls, reason = read_plan(emission)
             raw = {"text": emission.text, "tool_calls": [c.model_dump() for c in emission.tool_calls]}
-            store.put_prediction(
-                generator, record.id, difficulty, status, calls, raw, reason, time.perf_counter() - t0
-            )
+            store.put_prediction(generator, record.id, difficulty, status, calls, raw, reason, time.perf_counter() - t0)
         summary.statuses[status] += 1
         summary.ran += 1
         progress.advance(status)

@@ -118,9 +118,7 @@ async def judge_predictions(
             hint="run `tooldiag judgebench predict` first (outputs that did not parse are never judged)",
         )
     templates = {c: load_template(CONDITIONS[c].template, prompt_dir) for c in conditions}
-    rubrics, rubric_tag = (
-        load_rubrics(prompt_dir) if any(CONDITIONS[c].per_metric for c in conditions) else ({}, None)
-    )
+    rubrics, rubric_tag = load_rubrics(prompt_dir) if any(CONDITIONS[c].per_metric for c in conditions) else ({}, None)
     corrupted: dict[str, str] = {}
     if "corrupted_gt" in conditions:
         corrupted = derangement_map(group_by_dag((r.id, r.dag_type) for r in records.values()), seed)
@@ -152,9 +150,7 @@ async def judge_predictions(
             shown = {"own": record, "corrupted": records.get(corrupted.get(record.id, ""), record), None: None}[
                 reference
             ]
-            units.append(
-                _Plan(record, shown, pred["generator"], pred["difficulty"], pred["calls"], condition, texts)
-            )
+            units.append(_Plan(record, shown, pred["generator"], pred["difficulty"], pred["calls"], condition, texts))
     progress.start(len(units) + summary.skipped, summary.skipped)
 
     async def work(plan: _Plan) -> None:

@@ -173,7 +173,19 @@ def _pp(frame: pd.DataFrame) -> dict[str, str]:
 def _guide_view(guide: pd.DataFrame) -> pd.DataFrame:
     if guide.empty:
         return guide
-    view = guide[["condition", "difficulty", "best_judge", "alignment", "ci_low", "ci_high", "runner_up", "runner_up_alignment", "verdict"]]
+    view = guide[
+        [
+            "condition",
+            "difficulty",
+            "best_judge",
+            "alignment",
+            "ci_low",
+            "ci_high",
+            "runner_up",
+            "runner_up_alignment",
+            "verdict",
+        ]
+    ]
     return view.rename(columns={"runner_up_alignment": "runner_up_align"})
 
 
@@ -193,8 +205,26 @@ def render_markdown(report: JudgeBenchReport, title: str = "Judge reliability re
         if name == "decision_guide":
             table = _guide_view(table)
         formats = _pp(table)
-        for column in ("kappa", "spearman_vs_equal", "spearman_standard_vs_binary", "self_bias", "others_min", "others_max", "all", "tool_selection", "parameter_structure", "sequence", "coverage"):
-            if column in table.columns and name in ("inter_judge", "reweighting", "binary_spearman", "self_preference", "bias"):
+        for column in (
+            "kappa",
+            "spearman_vs_equal",
+            "spearman_standard_vs_binary",
+            "self_bias",
+            "others_min",
+            "others_max",
+            "all",
+            "tool_selection",
+            "parameter_structure",
+            "sequence",
+            "coverage",
+        ):
+            if column in table.columns and name in (
+                "inter_judge",
+                "reweighting",
+                "binary_spearman",
+                "self_preference",
+                "bias",
+            ):
                 formats[column] = ".3f"
         parts.append(f"## {heading}\n")
         if note:
@@ -216,7 +246,9 @@ def summary_markdown(report: JudgeBenchReport) -> str:
     att = report.tables.get("attrition", pd.DataFrame())
     if not att.empty:
         lost = int((att["empty"] + att["unparseable"]).sum())
-        lines.append(f"Generator attrition: {lost} of {int(att['inputs'].sum())} outputs empty or unparseable (excluded).")
+        lines.append(
+            f"Generator attrition: {lost} of {int(att['inputs'].sum())} outputs empty or unparseable (excluded)."
+        )
     nul = report.tables.get("nulls", pd.DataFrame())
     if not nul.empty:
         lines.append(
@@ -227,7 +259,10 @@ def summary_markdown(report: JudgeBenchReport) -> str:
 
 
 def write_report(
-    report: JudgeBenchReport, out_dir: str | Path, formats: tuple[str, ...] = FORMATS, title: str = "Judge reliability report"
+    report: JudgeBenchReport,
+    out_dir: str | Path,
+    formats: tuple[str, ...] = FORMATS,
+    title: str = "Judge reliability report",
 ) -> list[Path]:
     """Write ``report.md``, ``tables/<name>.csv`` and ``report.json`` under ``out_dir``."""
     bad = [f for f in formats if f not in FORMATS]

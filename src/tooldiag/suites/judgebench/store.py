@@ -24,8 +24,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from tooldiag.errors import StoreError
 from tooldiag import sqlite
+from tooldiag.errors import StoreError
 from tooldiag.suites.judgebench.records import JudgeBenchRecord
 
 STORE_FILE = "judgebench.sqlite"
@@ -74,7 +74,9 @@ class JudgeBenchStore:
             self.db = sqlite.connect(self.path, autocommit=True)
             self.db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path} is not a readable judgebench store ({exc})", hint="use a fresh --run-dir") from None
+            raise StoreError(
+                f"{self.path} is not a readable judgebench store ({exc})", hint="use a fresh --run-dir"
+            ) from None
         version = self._meta(HEADER.version_key)
         if version is None:
             sqlite.write_meta(self.db, HEADER.items())

@@ -52,7 +52,9 @@ def scan_sources(paths: list[Path]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for path in paths:
         if not path.exists():
-            raise UserError(f"{path}: no such file or folder", hint="pass a tau2 results file, run folder or tasks.json")
+            raise UserError(
+                f"{path}: no such file or folder", hint="pass a tau2 results file, run folder or tasks.json"
+            )
         tasks, domain = _tasks_of(path)
         base = base_domain(domain)
         shipped = set(shipped_ask_ids(base)) if base else None

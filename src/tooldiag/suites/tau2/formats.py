@@ -211,7 +211,12 @@ def ask_scan_markdown(rows: list[dict[str, Any]]) -> str:
 
 
 def _rate_fields(prefix: str, rate: Rate) -> dict[str, Any]:
-    return {f"{prefix}": rate.value, f"{prefix}_low": rate.low, f"{prefix}_high": rate.high, f"{prefix}_count": rate.count}
+    return {
+        f"{prefix}": rate.value,
+        f"{prefix}_low": rate.low,
+        f"{prefix}_high": rate.high,
+        f"{prefix}_count": rate.count,
+    }
 
 
 def csv_rows(report: Tau2Report) -> list[dict[str, Any]]:
@@ -219,29 +224,99 @@ def csv_rows(report: Tau2Report) -> list[dict[str, Any]]:
     for i in report.inputs:
         rows.append({"section": "inputs", **i.model_dump(mode="json")})
     for t in report.task_classes:
-        rows.append({"section": "task_classes", "domain": t.domain, "agent_model": t.agent_model, **{f"n_{k}": v for k, v in t.counts.items()}, "ask_source": t.ask_source})
+        rows.append(
+            {
+                "section": "task_classes",
+                "domain": t.domain,
+                "agent_model": t.agent_model,
+                **{f"n_{k}": v for k, v in t.counts.items()},
+                "ask_source": t.ask_source,
+            }
+        )
     for r in report.table2:
         base = {"agent_model": r.agent_model, "user_model": r.user_model, "domain": r.domain, "oracle": r.oracle}
         for view, cells in (("paper", r.paper_classes), ("write_split", r.write_split)):
             for c in cells:
-                rows.append({"section": "table2", **base, "view": view, "task_class": c.task_class, "n_tasks": c.n_tasks, "n": c.n_simulations,
-                             **_rate_fields("gar", c.gar), **_rate_fields("acc", c.acc), "delta": c.delta, "signal": c.signal})
+                rows.append(
+                    {
+                        "section": "table2",
+                        **base,
+                        "view": view,
+                        "task_class": c.task_class,
+                        "n_tasks": c.n_tasks,
+                        "n": c.n_simulations,
+                        **_rate_fields("gar", c.gar),
+                        **_rate_fields("acc", c.acc),
+                        "delta": c.delta,
+                        "signal": c.signal,
+                    }
+                )
         for k, value in r.pass_hat_k.items():
-            rows.append({"section": "pass_hat_k", **base, "n_tasks": r.n_tasks, "n": r.n_simulations, "k": k, "pass_hat_k": value, "avg_reward": r.avg_reward})
+            rows.append(
+                {
+                    "section": "pass_hat_k",
+                    **base,
+                    "n_tasks": r.n_tasks,
+                    "n": r.n_simulations,
+                    "k": k,
+                    "pass_hat_k": value,
+                    "avg_reward": r.avg_reward,
+                }
+            )
     for r in report.table3:
-        rows.append({"section": "table3", "agent_model": r.agent_model, "domain": r.domain, "oracle": r.oracle, "judge": r.judge, "subset": r.subset,
-                     "n": r.n_events, "n_null": r.n_null, **_rate_fields("gar", r.gar), **_rate_fields("acc", r.acc), "delta": r.delta})
+        rows.append(
+            {
+                "section": "table3",
+                "agent_model": r.agent_model,
+                "domain": r.domain,
+                "oracle": r.oracle,
+                "judge": r.judge,
+                "subset": r.subset,
+                "n": r.n_events,
+                "n_null": r.n_null,
+                **_rate_fields("gar", r.gar),
+                **_rate_fields("acc", r.acc),
+                "delta": r.delta,
+            }
+        )
     for a in report.agreement:
         rows.append({"section": "agreement", **a.model_dump(mode="json")})
     for e in report.events:
         d = e.deterministic
-        row = {"section": "event", "source": e.source, "agent_model": e.agent_model, "domain": e.domain, "simulation_id": e.simulation_id,
-               "task_id": e.task_id, "trial": e.trial, "message_index": e.message_index, "tool": e.tool, "tool_error": e.tool_error,
-               "passed": e.passed, "reward": e.reward, "termination_reason": e.termination_reason, "confirmation_flip_task": e.confirmation_flip_task,
-               "verdict": d.verdict, "confirmed": d.confirmed, "answer_changed": d.answer_changed, "justification": d.justification,
-               "request_index": d.request_index, "request_text": d.request_text, "reply_index": d.reply_index, "reply_text": d.reply_text, "reply_kind": d.reply_kind}
+        row = {
+            "section": "event",
+            "source": e.source,
+            "agent_model": e.agent_model,
+            "domain": e.domain,
+            "simulation_id": e.simulation_id,
+            "task_id": e.task_id,
+            "trial": e.trial,
+            "message_index": e.message_index,
+            "tool": e.tool,
+            "tool_error": e.tool_error,
+            "passed": e.passed,
+            "reward": e.reward,
+            "termination_reason": e.termination_reason,
+            "confirmation_flip_task": e.confirmation_flip_task,
+            "verdict": d.verdict,
+            "confirmed": d.confirmed,
+            "answer_changed": d.answer_changed,
+            "justification": d.justification,
+            "request_index": d.request_index,
+            "request_text": d.request_text,
+            "reply_index": d.reply_index,
+            "reply_text": d.reply_text,
+            "reply_kind": d.reply_kind,
+        }
         if e.llm is not None:
-            row.update({"llm_confirmed": e.llm.confirmed, "llm_answer_changed": e.llm.answer_changed, "llm_reason": e.llm.justification, "llm_error": e.llm.error})
+            row.update(
+                {
+                    "llm_confirmed": e.llm.confirmed,
+                    "llm_answer_changed": e.llm.answer_changed,
+                    "llm_reason": e.llm.justification,
+                    "llm_error": e.llm.error,
+                }
+            )
         rows.append(row)
     return rows
 

@@ -44,7 +44,9 @@ class Rate(_Model):
 
     @classmethod
     def of(cls, proportion: Proportion) -> Rate:
-        return cls(count=proportion.count, n=proportion.n, value=proportion.value, low=proportion.low, high=proportion.high)
+        return cls(
+            count=proportion.count, n=proportion.n, value=proportion.value, low=proportion.low, high=proportion.high
+        )
 
 
 class ClassCell(_Model):

@@ -54,7 +54,11 @@ class Group:
 
 
 def _cell(
-    name: str, signal: str, outcomes: list[SimOutcome], member: Callable[[SimOutcome], bool], hit: Callable[[SimOutcome], bool]
+    name: str,
+    signal: str,
+    outcomes: list[SimOutcome],
+    member: Callable[[SimOutcome], bool],
+    hit: Callable[[SimOutcome], bool],
 ) -> ClassCell:
     sims = [o for o in outcomes if member(o)]
     gar = wilson(sum(1 for o in sims if hit(o)), len(sims))
@@ -84,7 +88,9 @@ def table2_row(group: Group) -> Table2Row:
     for outcome in scored:
         by_task.setdefault(outcome.task_id, []).append(outcome.passed)
     paper = [
-        _cell("tool_call", _MATCHED, scored, lambda o: o.labels.tool_call_required, lambda o: o.actions_matched is True),
+        _cell(
+            "tool_call", _MATCHED, scored, lambda o: o.labels.tool_call_required, lambda o: o.actions_matched is True
+        ),
         _cell("ask", _ASKED, scored, lambda o: o.labels.ask_required, lambda o: str(ActionClass.ASK) in o.emitted),
         _cell("refuse", _NO_WRITE, scored, lambda o: o.labels.refuse_required, lambda o: not o.wrote),
     ]
@@ -148,7 +154,9 @@ def agreement_row(agent_model: str, domain: str, judge: str, events: list[WriteE
     changed = [e for e in paired if e.llm.answer_changed is not None]  # type: ignore[union-attr]
     kappa = cohen_kappa(det, llm) if paired else None
     kappa_changed = (
-        cohen_kappa([bool(e.deterministic.answer_changed) for e in changed], [bool(e.llm.answer_changed) for e in changed])  # type: ignore[union-attr]
+        cohen_kappa(
+            [bool(e.deterministic.answer_changed) for e in changed], [bool(e.llm.answer_changed) for e in changed]
+        )  # type: ignore[union-attr]
         if changed
         else None
     )
@@ -162,5 +170,3 @@ def agreement_row(agent_model: str, domain: str, judge: str, events: list[WriteE
         kappa_confirmed=None if kappa is None or math.isnan(kappa) else kappa,
         kappa_answer_changed=None if kappa_changed is None or math.isnan(kappa_changed) else kappa_changed,
     )
-
-

@@ -28,7 +28,9 @@ PROBE_SPECS: dict[str, str] = {
     "sri:gate_miss_param": "SRI-Gate (miss_param): no retry when a miss_param halt asks the user",
     "sri:state_only": "state injection alone: halt message kept, retry message is the state block",
     "cri-retry": "CRI-retry: retract a suspect call at the ask/refuse turn, re-query once with 'do not call a tool'",
-    "cri-bypass": "CRI-bypass: retract a suspect call at the ask/refuse turn, inject the abstention placeholder, end the turn",
+    "cri-bypass": (
+        "CRI-bypass: retract a suspect call at the ask/refuse turn, inject the abstention placeholder, end the turn"
+    ),
 }
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -88,7 +88,9 @@ class RunView:
         return self.probe or "baseline"
 
 
-def case_view(trajectory: CaseTrajectory, passed: bool | None, errored: bool, classifier: Classifier | None = None) -> CaseView:
+def case_view(
+    trajectory: CaseTrajectory, passed: bool | None, errored: bool, classifier: Classifier | None = None
+) -> CaseView:
     """Classify every emission of one trajectory for both readings (default classifier unless given)."""
     from tooldiag.classify import get_classifier, has_tool_calls
 

@@ -274,9 +274,7 @@ class Antecedents:
         if len(folded) < 2 or folded in self.text:
             return True
         number = _as_number(value)
-        if number is not None and any(math.isclose(number, n, rel_tol=1e-9, abs_tol=1e-12) for n in self.numbers):
-            return True
-        return False
+        return number is not None and any(math.isclose(number, n, rel_tol=1e-9, abs_tol=1e-12) for n in self.numbers)
 
 
 @dataclass
@@ -308,7 +306,9 @@ def call_arguments(call: ToolCall) -> dict[str, Any]:
     return {}
 
 
-def detect_suspect_calls(calls: Sequence[ToolCall], tools: Sequence[ToolSpec], antecedents: Antecedents) -> list[CallVerdict]:
+def detect_suspect_calls(
+    calls: Sequence[ToolCall], tools: Sequence[ToolSpec], antecedents: Antecedents
+) -> list[CallVerdict]:
     """MC/UR verdict for each call of one emission (paper 001 §3.3, "CRI")."""
     by_name = {tool.name: tool for tool in tools}
     verdicts = []

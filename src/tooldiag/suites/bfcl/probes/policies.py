@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from tooldiag.models.base import ModelRequest, TaskContext
-from tooldiag.suites.bfcl.policies import HALT_TEXT, RESULT_TEXT, OvercallPolicy, BfclReferencePolicy, empty_turn_text
+from tooldiag.suites.bfcl.policies import HALT_TEXT, RESULT_TEXT, BfclReferencePolicy, OvercallPolicy, empty_turn_text
 from tooldiag.trajectory import Emission, Message
 
 

@@ -203,7 +203,11 @@ def table4(runs: dict[str, dict[str, RunView]], by_key: dict[tuple[str, str], Co
         "miss_func GAR_retry", "miss_func Acc_bypass", "miss_param GAR_retry", "miss_param Acc_bypass"))]  # fmt: skip
     table = Table(key="table4", title="Table 4: SRI and CRI shifts (value (shift vs baseline))", columns=columns)
     for model in runs:
-        sri, retry, bypass = by_key.get((model, "sri")), by_key.get((model, "cri-retry")), by_key.get((model, "cri-bypass"))
+        sri, retry, bypass = (
+            by_key.get((model, "sri")),
+            by_key.get((model, "cri-retry")),
+            by_key.get((model, "cri-bypass")),
+        )
         if not (sri or retry or bypass):
             continue
         row: list[Shifted | None] = []
@@ -212,14 +216,22 @@ def table4(runs: dict[str, dict[str, RunView]], by_key: dict[tuple[str, str], Co
             shift = sri.category(cat) if sri else None
             row += [Shifted(shift.probe.gar, shift.gar_shift) if shift else None,
                     Shifted(shift.probe.acc, shift.acc_shift) if shift else None]  # fmt: skip
-            record[f"{cat}_gar"], record[f"{cat}_gar_shift"] = (shift.probe.gar, shift.gar_shift) if shift else (None, None)
-            record[f"{cat}_acc"], record[f"{cat}_acc_shift"] = (shift.probe.acc, shift.acc_shift) if shift else (None, None)
+            record[f"{cat}_gar"], record[f"{cat}_gar_shift"] = (
+                (shift.probe.gar, shift.gar_shift) if shift else (None, None)
+            )
+            record[f"{cat}_acc"], record[f"{cat}_acc_shift"] = (
+                (shift.probe.acc, shift.acc_shift) if shift else (None, None)
+            )
         for cat in ("miss_func", "miss_param"):
             g = retry.category(cat) if retry else None
             a = bypass.category(cat) if bypass else None
             row += [Shifted(g.probe.gar, g.gar_shift) if g else None, Shifted(a.probe.acc, a.acc_shift) if a else None]
-            record[f"{cat}_gar_retry"], record[f"{cat}_gar_retry_shift"] = (g.probe.gar, g.gar_shift) if g else (None, None)
-            record[f"{cat}_acc_bypass"], record[f"{cat}_acc_bypass_shift"] = (a.probe.acc, a.acc_shift) if a else (None, None)
+            record[f"{cat}_gar_retry"], record[f"{cat}_gar_retry_shift"] = (
+                (g.probe.gar, g.gar_shift) if g else (None, None)
+            )
+            record[f"{cat}_acc_bypass"], record[f"{cat}_acc_bypass_shift"] = (
+                (a.probe.acc, a.acc_shift) if a else (None, None)
+            )
         table.add(model, *row)
         table.records.append(record)
     table.note = "SRI: GAR and Acc from the sri run. CRI: GAR from cri-retry, Acc from cri-bypass (App. C.2)."
@@ -229,7 +241,9 @@ def table4(runs: dict[str, dict[str, RunView]], by_key: dict[tuple[str, str], Co
 def table6(runs: dict[str, dict[str, RunView]], by_key: dict[tuple[str, str], Comparison]) -> Table | None:
     columns = [Column("Family"), Column("Method"), *(_shift_column(name) for name in (
         "base GAR", "long_ctx GAR", "miss_func GAR", "miss_param GAR")), _shift_column("Acc shift", 2)]  # fmt: skip
-    table = Table(key="table6", title="Table 6: SRI per-category GAR shift and aggregate Acc shift (pp)", columns=columns)
+    table = Table(
+        key="table6", title="Table 6: SRI per-category GAR shift and aggregate Acc shift (pp)", columns=columns
+    )
     for model in runs:
         for spec, method in SRI_METHODS.items():
             comp = by_key.get((model, spec))
@@ -334,7 +348,9 @@ def _per_model(key: str, title: str, spec: str, metric: str, by_key: dict[tuple[
 def build_probe_report(probe_runs: Sequence[RunView], baselines: Sequence[RunView]) -> ProbeReport:
     """Pair runs by model, compare each probe run with its baseline, lay out the tables."""
     if not probe_runs:
-        raise UserError("no probe runs to report", hint="give run directories made with `tooldiag run bfcl --probe SPEC`")
+        raise UserError(
+            "no probe runs to report", hint="give run directories made with `tooldiag run bfcl --probe SPEC`"
+        )
     runs = pair_runs(probe_runs, baselines)
     comparisons, reading_b = [], []
     for group in runs.values():

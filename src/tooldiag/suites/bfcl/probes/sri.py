@@ -44,7 +44,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from tooldiag.suites.bfcl.probes.detectors import detect_halt, emission_class, is_asking_response, outstanding_subtasks, turn_gold_class
+from tooldiag.suites.bfcl.probes.detectors import (
+    detect_halt,
+    emission_class,
+    is_asking_response,
+    outstanding_subtasks,
+    turn_gold_class,
+)
 from tooldiag.suites.bfcl.probes.state import MAX_STATE_CHARS, state_dump, truncate
 from tooldiag.suites.bfcl.rollout import Probe, Retry, Rollout
 from tooldiag.trajectory import CaseTrajectory, Message, Step
