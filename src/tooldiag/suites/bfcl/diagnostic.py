@@ -21,7 +21,8 @@ from tooldiag.classify import ActionClass, Classifier, classify_batch, get_class
 from tooldiag.metrics.gar import CaseObservation, Thresholds
 from tooldiag.report import RunReport, build_report, table1_markdown, write_report_files
 from tooldiag.store import RunStore
-from tooldiag.suites.bfcl.gold import CATEGORY_ORDER, BfclCaseNotes, bfcl_gold_turns, gold_class
+from tooldiag.suites.bfcl import CATEGORIES
+from tooldiag.suites.bfcl.gold import BfclCaseNotes, bfcl_gold_turns, gold_class
 from tooldiag.suites.bfcl.ids import case_id_order
 
 
@@ -114,7 +115,7 @@ def report_from_run_dir(
             text_channel=text_channel,
             thresholds=thresholds,
             notes=notes,
-            category_order=CATEGORY_ORDER,
+            category_order=CATEGORIES,  # the paper's column order is BFCL's own
         )
     finally:
         store.close()

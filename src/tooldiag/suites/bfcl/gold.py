@@ -19,7 +19,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from tooldiag.classify.classes import ActionClass
-from tooldiag.suites.bfcl import CATEGORIES
 
 #: Gold action per BFCL multi-turn category (paper 001 §3.1).
 BFCL_GOLD: dict[str, ActionClass] = {
@@ -28,9 +27,6 @@ BFCL_GOLD: dict[str, ActionClass] = {
     "miss_func": ActionClass.REFUSE,
     "miss_param": ActionClass.ASK,
 }
-
-#: Column order of the paper's tables (Table 1): BFCL's own category order.
-CATEGORY_ORDER: tuple[str, ...] = CATEGORIES
 
 
 class BfclCaseNotes(BaseModel):

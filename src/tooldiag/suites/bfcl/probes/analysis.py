@@ -39,11 +39,11 @@ from typing import Literal
 from tooldiag.classify import ActionClass, Classifier
 from tooldiag.errors import UserError
 from tooldiag.metrics.gar import CaseObservation, accuracy, case_gar
+from tooldiag.suites.bfcl import CATEGORIES
 from tooldiag.suites.bfcl.gold import BFCL_GOLD
 from tooldiag.trajectory import CaseTrajectory
 
 Reading = Literal["A", "B"]
-CATEGORY_ORDER = ("base", "long_context", "miss_func", "miss_param")
 
 
 @dataclass(frozen=True)
@@ -205,7 +205,7 @@ def run_categories(*runs: RunView) -> list[str]:
     """Categories present in every run, in BFCL's order."""
     present = [set(c.category for c in run.cases.values()) for run in runs]
     common = set.intersection(*present) if present else set()
-    return [c for c in CATEGORY_ORDER if c in common] + sorted(common - set(CATEGORY_ORDER))
+    return [c for c in CATEGORIES if c in common] + sorted(common - set(CATEGORIES))
 
 
 # -- paired comparison ---------------------------------------------------------------------

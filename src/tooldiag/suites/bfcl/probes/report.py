@@ -39,6 +39,7 @@ from typing import Any, NamedTuple
 from tooldiag.classify import Classifier
 from tooldiag.errors import UserError
 from tooldiag.report.table import BLANK, Column, Table, markdown_lines, table_json, to_csv
+from tooldiag.suites.bfcl import CATEGORIES
 from tooldiag.suites.bfcl.probes import PROBE_SPECS
 from tooldiag.suites.bfcl.probes.analysis import (
     COMPONENTS,
@@ -251,7 +252,7 @@ def table6(runs: dict[str, dict[str, RunView]], by_key: dict[tuple[str, str], Co
                 continue
             shifts: list[float | None] = []
             record: dict[str, Any] = {"model": model, "method": spec}
-            for cat in ("base", "long_context", "miss_func", "miss_param"):
+            for cat in CATEGORIES:
                 shift = comp.category(cat)
                 shifts.append(shift.gar_shift if shift else None)
                 record[f"{cat}_gar_shift"] = shift.gar_shift if shift else None
@@ -304,7 +305,7 @@ def table9(runs: dict[str, dict[str, RunView]], by_key: dict[tuple[str, str], Co
     table = Table(key="table9", title="Table 9: per-category passes, baseline -> SRI (P->F / F->P)",
                   columns=[Column("Category"),
                            *(Column(m, missing="-", format=_pass_flow) for m in models)])  # fmt: skip
-    categories = [c for c in ("base", "long_context", "miss_func", "miss_param")
+    categories = [c for c in CATEGORIES
                   if any(by_key[(m, "sri")].category(c) for m in models)]  # fmt: skip
     for cat in categories:
         flows: list[CategoryShift | None] = []
