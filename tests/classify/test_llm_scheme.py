@@ -55,6 +55,20 @@ def test_llm_classifier_uses_judge_and_syntax():
     assert judge.fallbacks == 1  # the garbled answer fell back to the default rules
 
 
+def test_llm_fallback_rules_take_the_cue_extensions(tmp_path, monkeypatch):
+    from tooldiag.classify import get_classifier
+
+    ext = tmp_path / "cues.json"
+    ext.write_text(json.dumps({"refuse": ["garble"]}))
+    garbled = [("Which file? garble", False)]  # the scripted judge garbles this answer
+    assert get_classifier("llm", judge="scriptedjudge/x").classify_many(garbled) == [ActionClass.ASK]
+    assert get_classifier("llm", judge="scriptedjudge/x", cue_files=[ext]).classify_many(garbled) == [
+        ActionClass.REFUSE
+    ]
+    monkeypatch.setenv("TOOLDIAG_CUES", str(ext))
+    assert LLMClassifier("scriptedjudge/x").classify_many(garbled) == [ActionClass.REFUSE]
+
+
 def test_llm_scheme_needs_a_model(monkeypatch):
     monkeypatch.delenv("TOOLDIAG_CLASSIFY_MODEL", raising=False)
     with pytest.raises(UserError, match="needs a judge model"):

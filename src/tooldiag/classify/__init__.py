@@ -77,17 +77,18 @@ def get_classifier(
     """The classifier of ``scheme``, resolved once by the caller and passed down.
 
     This is the edge where the documented environment variables count: cue files in
-    :data:`CUES_ENV` extend ``default`` before ``cue_files``; the ``llm`` scheme's judge
-    is ``judge``, else ``TOOLDIAG_CLASSIFY_MODEL``. Rule-based classifiers are cached,
-    so calling this per emission is cheap.
+    :data:`CUES_ENV` extend the default rules before ``cue_files`` (for the ``llm``
+    scheme, the rules it falls back on); the ``llm`` scheme's judge is ``judge``, else
+    ``TOOLDIAG_CLASSIFY_MODEL``. Rule-based classifiers are cached, so calling this per
+    emission is cheap.
     """
     check_scheme(scheme)
-    options = SchemeOptions(cue_files=tuple(Path(path) for path in (*cue_files_from_env(), *cue_files)))
     if scheme == "llm":
         from tooldiag.classify.llm import judge_from_env
 
-        options = SchemeOptions(judge=judge_from_env(judge), judge_options=judge_options)
-    return resolve_classifier(scheme, options)
+        judge = judge_from_env(judge)
+    cues = tuple(Path(path) for path in (*cue_files_from_env(), *cue_files))
+    return resolve_classifier(scheme, SchemeOptions(cue_files=cues, judge=judge, judge_options=judge_options))
 
 
 def classify_batch(classifier: Classifier, items: Sequence[tuple[Any, bool]]) -> list[ActionClass]:

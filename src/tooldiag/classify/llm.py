@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, field_validator
 
 from tooldiag.classify.classes import ActionClass
-from tooldiag.classify.registry import SchemeOptions, scheme
+from tooldiag.classify.registry import Classifier, SchemeOptions, scheme
 from tooldiag.errors import UserError
 from tooldiag.judges.extract import BY_POSITION
 from tooldiag.judges.prompts import PromptTemplate, load_prompt
@@ -95,15 +95,25 @@ class LLMClassifier:
 
     name = "llm"
 
-    def __init__(self, model: str, *, options: ModelOptions | None = None, max_chars: int = 6000) -> None:
-        from tooldiag.classify.default import default_scheme
-
+    def __init__(
+        self,
+        model: str,
+        *,
+        options: ModelOptions | None = None,
+        rules: Classifier | None = None,
+        max_chars: int = 6000,
+    ) -> None:
         self.model = model
         #: The judge's endpoint, key variable, concurrency, cache and retries (resolved by the caller).
         self.options = options
         self.max_chars = max_chars
         self.fallbacks = 0
-        self._rules = default_scheme(SchemeOptions())
+        if rules is None:
+            from tooldiag.classify import get_classifier
+
+            rules = get_classifier("default")
+        #: The rules that decide tool calls and empty text, and stand in for a garbled answer.
+        self._rules = rules
 
     @classmethod
     def from_env(cls, options: ModelOptions | None = None) -> LLMClassifier:
@@ -172,7 +182,10 @@ class LLMClassifier:
 
 @scheme("llm")
 def llm_scheme(options: SchemeOptions) -> LLMClassifier:
-    """A judge model labels each text emission; ``options.judge`` names it."""
+    """A judge model labels each text emission; ``options.judge`` names it. Its rules (tool
+    calls, empty text, garbled answers) are the default scheme with ``options.cue_files``."""
     if not options.judge:
         raise _no_judge()
-    return LLMClassifier(options.judge, options=options.judge_options)
+    from tooldiag.classify.default import default_scheme
+
+    return LLMClassifier(options.judge, options=options.judge_options, rules=default_scheme(options))

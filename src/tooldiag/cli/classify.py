@@ -69,9 +69,12 @@ def resolve_classifier_options(
         raise UserError(f"unknown scheme {scheme!r}", hint="use one of: " + ", ".join(SCHEMES))
     judge_options = None
     if scheme == "llm":
-        from tooldiag.cli.options import build_model_options
+        from tooldiag.models.base import ModelOptions
 
-        judge_options = build_model_options(judge_base_url, judge_api_key_env, judge_concurrency, False, 6)
+        # cache and retries at their defaults, as for any model
+        judge_options = ModelOptions(
+            base_url=judge_base_url, api_key_env=judge_api_key_env, concurrency=judge_concurrency
+        )
     return get_classifier(scheme, cue_files=cues or (), judge=judge, judge_options=judge_options)
 
 
