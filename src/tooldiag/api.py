@@ -10,23 +10,25 @@ lazily (heavy suites load only when a function is called).
 >>> tooldiag.report(["runs/oracle"])[0].overall_acc  # doctest: +SKIP
 100.0
 
-This module is the edge: it resolves classifiers (scheme, cue files, judge model and
+The names are listed in ``tooldiag/__init__.py`` (``_FRONT_DOOR``). This module is the
+edge: it resolves classifiers (scheme, cue files, judge model and
 its endpoint options) and models once and passes the objects down.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from tooldiag.classify import get_classifier
 from tooldiag.metrics.gar import Thresholds
 
 if TYPE_CHECKING:
     from tooldiag.classify import Classifier
-    from tooldiag.models.base import ModelOptions
+    from tooldiag.models.base import ModelBackend, ModelOptions
     from tooldiag.report.model import RunReport
     from tooldiag.runner.progress import ProgressSink
     from tooldiag.suites.bfcl.importer import ImportPlan
@@ -35,34 +37,16 @@ if TYPE_CHECKING:
     from tooldiag.suites.judgebench.generate import PredictSummary
     from tooldiag.suites.judgebench.judge import JudgeSummary
     from tooldiag.suites.judgebench.report import JudgeBenchReport
+    from tooldiag.suites.judgebench.store import JudgeBenchStore
     from tooldiag.suites.tau2.report import Tau2Report
     from tooldiag.trajectory import GenerationConfig
 
-__all__ = [
-    "classifier",
-    "diagnose",
-    "import_bfcl",
-    "judgebench_analyze",
-    "judgebench_judge",
-    "judgebench_predict",
-    "probe_report",
-    "report",
-    "run_bfcl",
-    "tau2_diagnose",
-]
+#: A judgebench command's per-model summary.
+S = TypeVar("S")
 
 
-def classifier(
-    scheme: str = "default",
-    *,
-    cue_files: Sequence[str | Path] = (),
-    judge: str | None = None,
-    judge_options: ModelOptions | None = None,
-) -> Classifier:
-    """The action classifier every diagnostic below uses (``tooldiag ... --scheme``)."""
-    from tooldiag.classify import get_classifier
-
-    return get_classifier(scheme, cue_files=cue_files, judge=judge, judge_options=judge_options)
+#: The action classifier every diagnostic below uses (``tooldiag ... --scheme``).
+classifier = get_classifier
 
 
 def _classifier_of(value: Classifier | str | None) -> Classifier:
@@ -201,7 +185,7 @@ def judgebench_predict(
     Resumable: plans already in ``run_dir`` are skipped. ``progress(label)`` opens one
     progress display per generator; ``on_done(generator, summary)`` hears of each as it ends.
     """
-    from tooldiag.models import ModelOptions, resolve_model
+    from tooldiag.models import ModelOptions
     from tooldiag.suites.judgebench.generate import check_difficulties, predict
     from tooldiag.suites.judgebench.loaders import load_records
     from tooldiag.suites.judgebench.store import JudgeBenchStore
@@ -209,28 +193,25 @@ def judgebench_predict(
     chosen = check_difficulties(difficulties)
     loaded = load_records(records, limit=limit)
     options = options or ModelOptions()
-    backends = {name: resolve_model(name, options) for name in dict.fromkeys(generators)}
-    out = []
-    with JudgeBenchStore(Path(run_dir)) as store:
-        for name, backend in backends.items():
-            with _progress_of(progress, f"predict {name}") as sink:
-                summary = asyncio.run(
-                    predict(
-                        store,
-                        loaded,
-                        name,
-                        backend,
-                        difficulties=chosen,
-                        config=config,
-                        concurrency=options.concurrency,
-                        prompt_dir=prompt_dir,
-                        progress=sink,
-                    )
-                )
-            out.append(summary)
-            if on_done is not None:
-                on_done(name, summary)
-    return out
+    return _each_model(
+        generators,
+        options,
+        lambda: JudgeBenchStore(Path(run_dir)),
+        "predict",
+        lambda store, name, backend, sink: predict(
+            store,
+            loaded,
+            name,
+            backend,
+            difficulties=chosen,
+            config=config,
+            concurrency=options.concurrency,
+            prompt_dir=prompt_dir,
+            progress=sink,
+        ),
+        progress,
+        on_done,
+    )
 
 
 def judgebench_judge(
@@ -253,36 +234,58 @@ def judgebench_judge(
     ``run_dir`` must hold plans from :func:`judgebench_predict`; verdicts already stored
     are skipped. ``progress`` and ``on_done`` as for :func:`judgebench_predict`.
     """
-    from tooldiag.models import ModelOptions, resolve_model
+    from tooldiag.models import ModelOptions
     from tooldiag.suites.judgebench.conditions import parse_conditions
     from tooldiag.suites.judgebench.generate import check_difficulties
     from tooldiag.suites.judgebench.judge import judge_predictions
     from tooldiag.suites.judgebench.store import JudgeBenchStore
 
-    chosen_conditions = parse_conditions(conditions if isinstance(conditions, str) else ",".join(conditions))
+    chosen_conditions = parse_conditions(conditions)
     chosen = check_difficulties(difficulties)
     options = options or ModelOptions()
-    backends = {name: resolve_model(name, options) for name in dict.fromkeys(judges)}
+    return _each_model(
+        judges,
+        options,
+        lambda: JudgeBenchStore(Path(run_dir), create=False),
+        "judge",
+        lambda store, name, backend, sink: judge_predictions(
+            store,
+            name,
+            backend,
+            conditions=chosen_conditions,
+            generators=generators or None,
+            difficulties=chosen,
+            config=config,
+            retries=retries,
+            seed=seed,
+            concurrency=options.concurrency,
+            prompt_dir=prompt_dir,
+            progress=sink,
+        ),
+        progress,
+        on_done,
+    )
+
+
+def _each_model(
+    names: Sequence[str],
+    options: ModelOptions,
+    open_store: Callable[[], JudgeBenchStore],
+    verb: str,
+    run: Callable[[JudgeBenchStore, str, ModelBackend, ProgressSink | None], Coroutine[Any, Any, S]],
+    progress: Callable[[str], AbstractContextManager[ProgressSink]] | None,
+    on_done: Callable[[str, S], None] | None,
+) -> list[S]:
+    """Run ``run`` once per model, in order, inside one store; every model is resolved
+    first, so a bad model string fails before the store is opened or created."""
+    from tooldiag.models import resolve_model
+
+    backends = {name: resolve_model(name, options) for name in dict.fromkeys(names)}
     out = []
-    with JudgeBenchStore(Path(run_dir), create=False) as store:
+    with open_store() as store:
         for name, backend in backends.items():
-            with _progress_of(progress, f"judge {name}") as sink:
-                summary = asyncio.run(
-                    judge_predictions(
-                        store,
-                        name,
-                        backend,
-                        conditions=chosen_conditions,
-                        generators=generators or None,
-                        difficulties=chosen,
-                        config=config,
-                        retries=retries,
-                        seed=seed,
-                        concurrency=options.concurrency,
-                        prompt_dir=prompt_dir,
-                        progress=sink,
-                    )
-                )
+            with _progress_of(progress, f"{verb} {name}") as sink:
+                summary = asyncio.run(run(store, name, backend, sink))
             out.append(summary)
             if on_done is not None:
                 on_done(name, summary)
