@@ -6,7 +6,7 @@ layer such as ``tooldiag.models``) loads no suite:
 
 >>> import tooldiag
 >>> summary = tooldiag.run_bfcl("ref/oracle", "runs/oracle", categories=["base"], limit=5)  # doctest: +SKIP
->>> print(tooldiag.report(["runs/oracle"])[0].overall_acc)  # doctest: +SKIP
+>>> print(tooldiag.report_runs(["runs/oracle"])[0].overall_acc)  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ __version__ = "0.1.0"
 #: Names served from :mod:`tooldiag.api` on first use.
 _FRONT_DOOR = (
     "classifier",
-    "diagnose",
+    "diagnose_log",
     "import_bfcl",
     "judgebench_analyze",
     "judgebench_judge",
     "judgebench_predict",
     "probe_report",
-    "report",
+    "report_runs",
     "run_bfcl",
     "tau2_diagnose",
 )

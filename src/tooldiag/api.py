@@ -7,10 +7,11 @@ lazily (heavy suites load only when a function is called).
 
 >>> import tooldiag
 >>> tooldiag.run_bfcl("ref/oracle", "runs/oracle", categories=["base"], limit=5)  # doctest: +SKIP
->>> tooldiag.report(["runs/oracle"])[0].overall_acc  # doctest: +SKIP
+>>> tooldiag.report_runs(["runs/oracle"])[0].overall_acc  # doctest: +SKIP
 100.0
 
-The names are listed in ``tooldiag/__init__.py`` (``_FRONT_DOOR``). This module is the
+The names are listed in ``tooldiag/__init__.py`` (``_FRONT_DOOR``); none may be the name
+of a subpackage (``tooldiag.report`` is the package, so the function is ``report_runs``). This module is the
 edge: it resolves classifiers (scheme, cue files, judge model and
 its endpoint options) and models once and passes the objects down.
 """
@@ -106,7 +107,7 @@ def import_bfcl(
     return import_bfcl_results(result_dir, model_name, run_dir, layout, plan=plan, progress=progress)
 
 
-def report(
+def report_runs(
     run_dirs: Sequence[str | Path],
     classifier: Classifier | str | None = None,
     *,
@@ -130,16 +131,16 @@ def probe_report(
 
 
 # -- agent logs and tau2 -------------------------------------------------------------------
-def diagnose(
+def diagnose_log(
     log: str | Path,
     classifier: Classifier | str | None = None,
     *,
     thresholds: Thresholds = Thresholds(),
 ) -> RunReport:
     """``tooldiag diagnose``: the calibration profile of an agent log (JSONL conversations)."""
-    from tooldiag.diagnose import diagnose_log
+    from tooldiag.diagnose import diagnose_log as diagnose
 
-    return diagnose_log(Path(log), _classifier_of(classifier), thresholds=thresholds)
+    return diagnose(Path(log), _classifier_of(classifier), thresholds=thresholds)
 
 
 def tau2_diagnose(

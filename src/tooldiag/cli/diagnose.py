@@ -52,12 +52,12 @@ def diagnose_command(
 
     Example: tooldiag diagnose examples/agent_log.jsonl --format json
     """
-    from tooldiag.api import diagnose
+    from tooldiag.api import diagnose_log
     from tooldiag.cli.io import write_out
     from tooldiag.report.render import render
 
     check_format(fmt)
-    report = diagnose(
+    report = diagnose_log(
         log,
         resolve_classifier_options(scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency),
         thresholds=thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence),

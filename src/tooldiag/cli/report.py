@@ -123,7 +123,7 @@ def report_command(
 
         write_out(probes.render(api.probe_report(run_dirs, baseline, classifier), fmt), out)
         return
-    reports = api.report(
+    reports = api.report_runs(
         run_dirs, classifier, thresholds=thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence)
     )
     write_out(render(reports, fmt), out)
