@@ -52,7 +52,7 @@ def connect(
     conn = sqlite3.connect(
         path,
         timeout=busy_timeout_s,
-        isolation_level=None if autocommit else "",
+        isolation_level=None if autocommit else "DEFERRED",  # a plain BEGIN is deferred too
         check_same_thread=not shared_across_threads,
     )
     try:

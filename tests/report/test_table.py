@@ -211,6 +211,6 @@ def test_the_calibration_tables_hold_numbers():
     delta = t1.column("miss_param Δ")[0]
     assert isinstance(delta, Delta) and delta.pp == pytest.approx(-75.0) and "masking" in delta.flags
     counts = table5(reports).column("tool_call")
-    assert [(c.count, c.capable) for c in counts] == [(8, False), (4, False)]
+    assert [(c.cases, c.capable) for c in counts] == [(8, False), (4, False)]
     tidy = tidy_table(reports)
     assert tidy.column("gar")[0] == 100.0 and tidy.texts()[0][6] == "100.0000"

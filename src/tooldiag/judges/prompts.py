@@ -25,9 +25,10 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast, get_args
 
 from tooldiag.errors import UserError
+from tooldiag.trajectory import Message, Role
 
 _PLACEHOLDER = re.compile(r"\{\{([a-z_]+)\}\}")
 
@@ -36,6 +37,7 @@ _PLACEHOLDER = re.compile(r"\{\{([a-z_]+)\}\}")
 class PromptTemplate:
     name: str
     version: str
+    #: A chat role for prompts sent as a message; data files (rubrics) may say ``data``.
     role: str
     placeholders: tuple[str, ...]
     body: str
@@ -56,6 +58,12 @@ class PromptTemplate:
             return json.dumps(value, indent=2, ensure_ascii=False)
 
         return _PLACEHOLDER.sub(lambda m: text(values[m.group(1)]) if m.group(1) in values else m.group(0), self.body)
+
+    def message(self, **values: Any) -> Message:
+        """The rendered prompt as one chat message in the template's role."""
+        if self.role not in get_args(Role):
+            raise UserError(f"prompt template {self.tag}: role {self.role!r} is not a chat role", hint="use role: user")
+        return Message(role=cast(Role, self.role), content=self.render(**values))
 
 
 def parse_template(text: str, origin: str) -> PromptTemplate:

@@ -97,7 +97,7 @@ def to_anthropic_messages(messages: list[Message]) -> tuple[str | None, list[dic
         elif message.role == "user":
             append("user", text_block)
         elif message.role == "assistant":
-            blocks = list(text_block)
+            blocks: list[dict[str, Any]] = list(text_block)
             for j, call in enumerate(message.tool_calls):
                 safe_id = _UNSAFE_ID.sub("_", call.id) if call.id else f"toolu_{index}_{j}"
                 if call.id:
@@ -151,7 +151,7 @@ def parse_anthropic_message(body: Any) -> Emission:
         text="".join(texts) if texts else None,
         tool_calls=calls,
         reasoning="\n".join(thinking) if thinking else None,
-        finish_reason=_STOP_REASONS.get(stop, stop),
+        finish_reason=_STOP_REASONS.get(stop, stop) if isinstance(stop, str) else stop,
         usage=Usage(input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"))
         if usage
         else None,

@@ -28,7 +28,7 @@ from tooldiag.models.cache import with_cache
 from tooldiag.models.endpoints import ClientPool, PerLoop, check_base_url, resolve_api_key
 from tooldiag.models.network import NetworkBackend
 from tooldiag.models.registry import provider
-from tooldiag.models.retry import AttemptFailure, failure_for_status, parse_retry_after, redact
+from tooldiag.models.retry import AttemptFailure, FailureKind, failure_for_status, parse_retry_after, redact
 from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolCall, ToolSpec, Usage
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -90,7 +90,9 @@ def _content_text(content: Any) -> str | None:
 def _tool_call(raw: Any, index: int) -> ToolCall:
     if not isinstance(raw, dict):
         raise MalformedResponse(f"tool_calls[{index}] is not an object")
-    function = raw.get("function") if isinstance(raw.get("function"), dict) else {}
+    function = raw.get("function")
+    if not isinstance(function, dict):
+        function = {}
     name = function.get("name")
     arguments = function.get("arguments")
     if arguments is not None and not isinstance(arguments, (str, dict)):
@@ -226,7 +228,7 @@ class OpenAICompatBackend(NetworkBackend[bytes, httpx.Response]):
             return await client.post(self._url, content=prepared, timeout=timeout_s)
         except httpx.TimeoutException as exc:
             unreachable = isinstance(exc, httpx.ConnectTimeout)
-            kind = "connection" if unreachable else "timeout"
+            kind: FailureKind = "connection" if unreachable else "timeout"
             raise AttemptFailure(
                 kind, f"no answer within {timeout_s:g} s ({type(exc).__name__})", unreachable=unreachable
             ) from None

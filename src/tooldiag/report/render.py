@@ -74,7 +74,7 @@ class WithInterval(NamedTuple):
 class Capability(NamedTuple):
     """Cases emitting a class, and whether that reaches T_cap."""
 
-    count: int
+    cases: int
     capable: bool
 
 
@@ -112,11 +112,11 @@ def _tex_ratio(ratio: float | None) -> str:
 
 
 def _md_capability(cell: Capability) -> str:
-    return f"{cell.count}{'' if cell.capable else '*'}"
+    return f"{cell.cases}{'' if cell.capable else '*'}"
 
 
 def _tex_capability(cell: Capability) -> str:
-    return f"{cell.count}{'' if cell.capable else '$^{*}$'}"
+    return f"{cell.cases}{'' if cell.capable else '$^{*}$'}"
 
 
 def _percent(name: str, digits: int = 1) -> Column:

@@ -67,6 +67,8 @@ def ground_truth_call(call: str, involved_classes: list[str], call_id: str) -> T
     for position, arg in enumerate(node.args):
         arguments[names[position]] = ast.literal_eval(arg)
     for keyword in node.keywords:
+        if keyword.arg is None:  # ``**mapping``: no ground-truth call is written so
+            raise ValueError(f"not a plain call: {call!r}")
         arguments[keyword.arg] = ast.literal_eval(keyword.value)
     return ToolCall(id=call_id, name=name, arguments=arguments, raw_arguments=json.dumps(arguments))
 

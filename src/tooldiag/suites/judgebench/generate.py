@@ -80,7 +80,8 @@ def read_plan(emission: Emission) -> tuple[str, list[dict[str, Any]] | None, str
     JSON array of calls. ``[]`` or no call at all is ``empty``.
     """
     if emission.tool_calls:
-        calls, problems = [], []
+        calls: list[dict[str, Any]] = []
+        problems: list[str] = []
         for i, call in enumerate(emission.tool_calls):
             if call.arguments is None and (call.raw_arguments or "").strip():
                 problems.append(f"call {i} ({call.name}): {call.parse_error}")
@@ -92,23 +93,23 @@ def read_plan(emission: Emission) -> tuple[str, list[dict[str, Any]] | None, str
     text = (emission.text or "").strip()
     if not text:
         return "empty", None, "no tool call and no text"
-    calls = calls_from_text(text)
-    if calls is None:
+    text_calls = calls_from_text(text)
+    if text_calls is None:
         return "unparseable", None, "text holds no JSON array of calls"
-    if not calls:
+    if not text_calls:
         return "empty", [], "empty plan"
-    for i, call in enumerate(calls):
-        args = call["arguments"]
+    for i, text_call in enumerate(text_calls):
+        args = text_call["arguments"]
         if isinstance(args, str):
-            parsed = ToolCall.from_raw(call["name"], args)
+            parsed = ToolCall.from_raw(text_call["name"], args)
             if parsed.arguments is None and args.strip():
-                return "unparseable", calls, f"call {i} ({call['name']}): {parsed.parse_error}"
-            call["arguments"] = parsed.arguments or {}
+                return "unparseable", text_calls, f"call {i} ({text_call['name']}): {parsed.parse_error}"
+            text_call["arguments"] = parsed.arguments or {}
         elif args is None:
-            call["arguments"] = {}
+            text_call["arguments"] = {}
         elif not isinstance(args, dict):
-            return "unparseable", calls, f"call {i} ({call['name']}): arguments are not an object"
-    return "ok", calls, None
+            return "unparseable", text_calls, f"call {i} ({text_call['name']}): arguments are not an object"
+    return "ok", text_calls, None
 
 
 def planning_messages(record: JudgeBenchRecord, difficulty: str, prompt_dir: str | Path | None = None) -> list[Message]:

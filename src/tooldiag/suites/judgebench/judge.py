@@ -21,6 +21,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ from tooldiag.suites.judgebench.parsing import (
 from tooldiag.suites.judgebench.prompts import PromptTemplate, load_rubrics, load_template
 from tooldiag.suites.judgebench.records import DIFFICULTIES, JudgeBenchRecord
 from tooldiag.suites.judgebench.store import JudgeBenchStore
-from tooldiag.trajectory import GenerationConfig, Message
+from tooldiag.trajectory import GenerationConfig
 
 DEFAULT_RETRIES = 2
 
@@ -156,6 +157,8 @@ async def judge_predictions(
     async def work(plan: _Plan) -> None:
         condition = CONDITIONS[plan.condition]
         template = templates[plan.condition]
+        raw: list[str | None] | dict[str, list[str | None]] | None
+        error: str | None
         try:
             if condition.per_metric:
                 status, values, verdict, raw, attempts = await _per_metric(
@@ -250,7 +253,7 @@ def _context(plan: _Plan, attempt: int, metric: str | None = None) -> TaskContex
 async def _single(
     backend: ModelBackend, plan: _Plan, template: PromptTemplate, config: GenerationConfig, retries: int
 ) -> tuple[str, dict[str, float | None] | None, dict[str, Any] | None, list[str | None], int]:
-    messages = [Message(role=template.role, content=template.render(**_prompt_values(plan)))]
+    messages = [template.message(**_prompt_values(plan))]
     draws = await draw_until_parsed(
         backend, messages, config, parse_judge_reply, retries=retries, context=lambda attempt: _context(plan, attempt)
     )
@@ -276,15 +279,14 @@ async def _per_metric(
         rubric = rubrics.get(metric)
         if rubric is None:
             raise UserError(f"the Prometheus rubrics lack a '## {metric}' section", hint="fix prometheus_rubrics.txt")
-        content = template.render(**base, criterion=metric.replace("_", " "), rubric=rubric)
-        messages = [Message(role=template.role, content=content)]
+        messages = [template.message(**base, criterion=metric.replace("_", " "), rubric=rubric)]
         draws = await draw_until_parsed(
             backend,
             messages,
             config,
             parse_prometheus_reply,
             retries=retries,
-            context=lambda attempt, metric=metric: _context(plan, attempt, metric),
+            context=partial(_context, plan, metric=metric),
         )
         texts[metric] = draws.texts
         attempts += draws.attempts

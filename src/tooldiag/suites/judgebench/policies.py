@@ -106,7 +106,9 @@ def perturb_plan(
         plan[i], plan[i + 1] = plan[i + 1], plan[i]
     if rng.random() < rate:  # extra key: a declared optional parameter when there is one
         i = rng.randrange(len(plan))
-        declared = next((t.parameters.get("properties", {}) for t in tools if t.name == plan[i]["name"]), {})
+        declared: dict[str, Any] = next(
+            (t.parameters.get("properties", {}) for t in tools if t.name == plan[i]["name"]), {}
+        )
         unused = [k for k in declared if k not in plan[i]["arguments"]]
         plan[i]["arguments"][rng.choice(unused) if unused else "note"] = "added"
     if rng.random() < rate:  # missing key
@@ -157,8 +159,8 @@ class _Judge(_Reference):
         return Emission(text=self.wrap(json.dumps(body), key), finish_reason="stop")
 
 
-def _programmatic(expected: list[dict[str, Any]], predicted: list[dict[str, Any]]) -> dict[str, float]:
-    return score_plan(expected, predicted).as_dict()
+def _programmatic(expected: list[dict[str, Any]], predicted: list[dict[str, Any]]) -> dict[str, float | None]:
+    return {**score_plan(expected, predicted).as_dict()}
 
 
 class ExactJudge(_Judge):
@@ -182,7 +184,7 @@ class AnchoredJudge(_Judge):
         if shown is None:
             return dict.fromkeys(METRICS, 1.0)
         predicted = key["predicted_calls"]
-        values: dict[str, float | None] = _programmatic(shown, predicted)
+        values = _programmatic(shown, predicted)
         same_order = [c["name"] for c in predicted] == [c["name"] for c in shown]
         values["sequence"] = 1.0 if same_order else 0.0
         return values
@@ -201,7 +203,7 @@ class FlakyJudge(_Judge):
         attempt = int(key.get("attempt", 0))
         if draw < 0.08 or (draw < 0.25 and attempt == 0):
             return None
-        values: dict[str, float | None] = _programmatic(key["expected_calls"], key["predicted_calls"])
+        values = _programmatic(key["expected_calls"], key["predicted_calls"])
         if rng.random() < 0.08:
             values["sequence"] = None
         return values

@@ -263,20 +263,20 @@ def csv_rows(report: Tau2Report) -> list[dict[str, Any]]:
                     "avg_reward": r.avg_reward,
                 }
             )
-    for r in report.table3:
+    for t3 in report.table3:
         rows.append(
             {
                 "section": "table3",
-                "agent_model": r.agent_model,
-                "domain": r.domain,
-                "oracle": r.oracle,
-                "judge": r.judge,
-                "subset": r.subset,
-                "n": r.n_events,
-                "n_null": r.n_null,
-                **_rate_fields("gar", r.gar),
-                **_rate_fields("acc", r.acc),
-                "delta": r.delta,
+                "agent_model": t3.agent_model,
+                "domain": t3.domain,
+                "oracle": t3.oracle,
+                "judge": t3.judge,
+                "subset": t3.subset,
+                "n": t3.n_events,
+                "n_null": t3.n_null,
+                **_rate_fields("gar", t3.gar),
+                **_rate_fields("acc", t3.acc),
+                "delta": t3.delta,
             }
         )
     for a in report.agreement:

@@ -148,15 +148,14 @@ def table3_rows(group: Group, judge: str, pick: Callable[[WriteEvent], Judgment 
 
 
 def agreement_row(agent_model: str, domain: str, judge: str, events: list[WriteEvent]) -> Agreement:
-    paired = [e for e in events if e.llm is not None and e.llm.confirmed is not None]
-    det = [bool(e.deterministic.confirmed) for e in paired]
-    llm = [bool(e.llm.confirmed) for e in paired]  # type: ignore[union-attr]
-    changed = [e for e in paired if e.llm.answer_changed is not None]  # type: ignore[union-attr]
+    # (deterministic, llm) judgments of the events both judges decided
+    paired = [(e.deterministic, e.llm) for e in events if e.llm is not None and e.llm.confirmed is not None]
+    det = [bool(d.confirmed) for d, _ in paired]
+    llm = [bool(j.confirmed) for _, j in paired]
+    changed = [(d, j) for d, j in paired if j.answer_changed is not None]
     kappa = cohen_kappa(det, llm) if paired else None
     kappa_changed = (
-        cohen_kappa(
-            [bool(e.deterministic.answer_changed) for e in changed], [bool(e.llm.answer_changed) for e in changed]
-        )  # type: ignore[union-attr]
+        cohen_kappa([bool(d.answer_changed) for d, _ in changed], [bool(j.answer_changed) for _, j in changed])
         if changed
         else None
     )

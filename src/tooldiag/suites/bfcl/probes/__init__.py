@@ -14,8 +14,12 @@ A probe run is a normal run in the store, tagged with its probe spec
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from tooldiag.errors import UserError
+
+if TYPE_CHECKING:
+    from tooldiag.suites.bfcl.rollout import Probe
 
 #: Every valid ``--probe`` spec and what it does (docs/probes.md has the details).
 PROBE_SPECS: dict[str, str] = {
@@ -46,7 +50,7 @@ def check_spec(spec: str) -> str:
     return spec
 
 
-def probe_factory(spec: str) -> Callable[[], object]:
+def probe_factory(spec: str) -> Callable[[], Probe]:
     """A zero-argument callable that creates a fresh probe for each case.
 
     Raises :class:`~tooldiag.errors.UserError` listing the valid specs for an unknown one.
