@@ -183,7 +183,6 @@ def structured_call_names(emission: Any) -> list[str]:
 
 # -- the default scheme's extensions ----------------------------------------------
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|\Z)", re.DOTALL)
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 
 
 def _is_call_node(node: ast.AST, *, need_keywords: bool) -> bool:

@@ -31,7 +31,6 @@ operations (no per-call Python loop after flattening). Tests pin them to each ot
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -444,10 +443,3 @@ def _declared_extra(
     key_codes = (G.pair[owner] * NN + G.name[owner]) * NK + G.key if len(owner) else np.zeros(0, np.int64)
     is_extra_declared = (~found) & np.isin(key_codes, declared_codes)
     return np.bincount(owner[is_extra_declared], minlength=len(G.pair))
-
-
-def is_finite_score(value: Any) -> bool:
-    """True for a real number in [0, 1] (what a score must be to be compared)."""
-    return (
-        isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and 0.0 <= value <= 1.0
-    )

@@ -299,14 +299,6 @@ LAYOUTS: dict[str, Layout] = {
 }
 
 
-def get_layout(name: str) -> Layout:
-    from tooldiag.errors import UserError
-
-    if name not in LAYOUTS:
-        raise UserError(f"unknown layout {name!r}", hint=f"use auto or one of: {', '.join(LAYOUT_NAMES)}")
-    return LAYOUTS[name]
-
-
 # -- detection -----------------------------------------------------------------------
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*(.*?)\s*(?:```\s*)?$", re.DOTALL)
 _PROMPT_HEAD = re.compile(r"^\[?\s*[A-Za-z_][\w.]*\(")
