@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidatorFunctionWrapHandler, field_validator
 
 from tooldiag.classify.classes import ActionClass
 
@@ -52,24 +52,19 @@ class BfclCaseNotes(BaseModel):
     #: Explicit gold class of a case outside BFCL's four categories (kept as given).
     gold_class: Any = None
 
+    @field_validator("*", mode="wrap")
+    @classmethod
+    def _absent_when_malformed(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """A stored value of the wrong shape reads as absent: one odd note never sinks a report."""
+        try:
+            return handler(value)
+        except ValidationError:
+            return None
+
     @classmethod
     def of(cls, notes: dict[str, Any]) -> BfclCaseNotes:
-        """Read stored notes leniently: a malformed value is treated as absent, as before."""
-        try:
-            return cls.model_validate(notes)
-        except ValueError:
-            known = set(cls.model_fields)
-            clean: dict[str, Any] = {}
-            for key, value in notes.items():
-                if key not in known:
-                    clean[key] = value
-                    continue
-                try:
-                    cls.model_validate({key: value})
-                except ValueError:
-                    continue
-                clean[key] = value
-            return cls.model_validate(clean)
+        """The typed view of a trajectory's stored notes."""
+        return cls.model_validate(notes)
 
     def dump(self) -> dict[str, Any]:
         """The JSON object stored in the trajectory (``None`` fields left out)."""
