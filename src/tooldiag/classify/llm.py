@@ -115,11 +115,6 @@ class LLMClassifier:
         #: The rules that decide tool calls and empty text, and stand in for a garbled answer.
         self._rules = rules
 
-    @classmethod
-    def from_env(cls, options: ModelOptions | None = None) -> LLMClassifier:
-        """The judge named by :data:`MODEL_ENV` (what ``--judge`` defaults to)."""
-        return cls(judge_from_env(None), options=options)
-
     def _syntax_or_empty(self, text: Any, has_calls: bool) -> ActionClass | None:
         label = self._rules(text, has_calls)
         if label is ActionClass.TOOL_CALL:
