@@ -45,3 +45,21 @@ def test_run_then_report_through_the_front_door(tmp_path):
 def test_diagnose_through_the_front_door():
     report = tooldiag.diagnose_log(EXAMPLE_LOG)
     assert report.scheme == "default" and report.name == "agent_log" and report.categories
+
+
+def test_tau2_and_judgebench_through_the_front_door(tmp_path):
+    from tooldiag.suites.tau2.analysis import diagnose as diagnose_tau2
+
+    retail = Path(__file__).resolve().parent / "data" / "tau2" / "retail_v0.json"
+    assert tooldiag.tau2_diagnose([retail]).table2 == diagnose_tau2([retail]).table2
+
+    done: list[str] = []
+    (planned,) = tooldiag.judgebench_predict(
+        tmp_path / "jb", ["ref/jb-perturb"], limit=2, on_done=lambda name, _: done.append(name)
+    )
+    assert planned.ran == 6 and done == ["ref/jb-perturb"]  # 2 records x 3 difficulties
+    (judged,) = tooldiag.judgebench_judge(tmp_path / "jb", ["ref/jb-exact"], conditions=["with_gt"])
+    assert judged.ran == 6
+    again = tooldiag.judgebench_predict(tmp_path / "jb", ["ref/jb-perturb"], limit=2)
+    assert again[0].ran == 0 and again[0].skipped == 6  # resumed: nothing redone
+    assert tooldiag.judgebench_analyze(tmp_path / "jb", resamples=20).tables
