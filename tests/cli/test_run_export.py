@@ -14,6 +14,25 @@ def cli(*args):
     return subprocess.run([sys.executable, "-m", "tooldiag", *args], capture_output=True, text=True)
 
 
+def halt_run(run_dir, limit):
+    """``tooldiag run bfcl`` of ref/halt on the first ``limit`` base cases, in process."""
+    main(
+        [
+            "run",
+            "bfcl",
+            "--model",
+            "ref/halt",
+            "--run-dir",
+            str(run_dir),
+            "--categories",
+            "base",
+            "--limit",
+            str(limit),
+            "-q",
+        ]
+    )
+
+
 def test_run_then_export_jsonl(tmp_path, capsys):
     main(
         [
@@ -43,21 +62,7 @@ def test_run_then_export_jsonl(tmp_path, capsys):
 
 
 def test_export_bfcl_format_roundtrip(tmp_path):
-    main(
-        [
-            "run",
-            "bfcl",
-            "--model",
-            "ref/halt",
-            "--run-dir",
-            str(tmp_path / "r"),
-            "--categories",
-            "base",
-            "--limit",
-            "2",
-            "-q",
-        ]
-    )
+    halt_run(tmp_path / "r", 2)
     main(["export", str(tmp_path / "r"), "--format", "bfcl", "--out", str(tmp_path / "bfcl")])
     lines = (tmp_path / "bfcl" / "BFCL_v4_multi_turn_base_result.json").read_text().splitlines()
     entry = json.loads(lines[0])
@@ -68,21 +73,7 @@ def test_export_bfcl_format_roundtrip(tmp_path):
 
 def test_export_out_paths(tmp_path):
     """A jsonl --out in a new folder is created; a folder/file mix-up is one clear line."""
-    main(
-        [
-            "run",
-            "bfcl",
-            "--model",
-            "ref/halt",
-            "--run-dir",
-            str(tmp_path / "r"),
-            "--categories",
-            "base",
-            "--limit",
-            "1",
-            "-q",
-        ]
-    )
+    halt_run(tmp_path / "r", 1)
     nested = tmp_path / "new" / "deeper" / "run.jsonl"
     main(["export", str(tmp_path / "r"), "--out", str(nested)])
     assert json.loads(nested.read_text())["case_id"] == "multi_turn_base_0"
@@ -142,9 +133,7 @@ def test_corrupt_and_foreign_stores_are_refused_without_damage(tmp_path):
 
     # a tooldiag header over a damaged body: one line, never a traceback
     run_dir = tmp_path / "damaged"
-    main(
-        ["run", "bfcl", "--model", "ref/halt", "--run-dir", str(run_dir), "--categories", "base", "--limit", "1", "-q"]
-    )
+    halt_run(run_dir, 1)
     with sqlite3.connect(run_dir / "run.sqlite") as conn:
         version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
     for statement, message in (
@@ -161,9 +150,7 @@ def test_corrupt_and_foreign_stores_are_refused_without_damage(tmp_path):
 
 def test_different_config_refused_and_store_kept(tmp_path):
     run_dir = tmp_path / "r"
-    main(
-        ["run", "bfcl", "--model", "ref/halt", "--run-dir", str(run_dir), "--categories", "base", "--limit", "2", "-q"]
-    )
+    halt_run(run_dir, 2)
     before = (run_dir / "run.sqlite").stat().st_size
     proc = cli(
         "run", "bfcl", "--model", "ref/oracle", "--run-dir", str(run_dir), "--categories", "base", "--limit", "2"
