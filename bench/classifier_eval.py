@@ -1,6 +1,6 @@
 """Per-class precision/recall of the paper and default schemes on the labelled set.
 
-    uv run python bench/classifier_eval.py [--data tests/data/classifier_labelled.jsonl]
+    uv run python bench/classifier_eval.py [--data tests/data/classifier/en-original.jsonl]
 
 Prints one table per split (``dev``: written while the default rules were tuned;
 ``holdout``: written after the rules were frozen, never tuned on; ``all``), the
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT / "tests" / "data" / "classifier_labelled.jsonl")
+    parser.add_argument("--data", type=Path, default=ROOT / "tests" / "data" / "classifier" / "en-original.jsonl")
     args = parser.parse_args()
     rows = [json.loads(line) for line in args.data.read_text(encoding="utf-8").splitlines() if line.strip()]
     splits = {

@@ -48,7 +48,7 @@ def main() -> int:
         if (expected and expected.value) != (got and got.value):
             mismatches.append((value, expected, got))
 
-    data = ROOT / "tests" / "data" / "classifier_labelled.jsonl"
+    data = ROOT / "tests" / "data" / "classifier" / "en-original.jsonl"
     for line in data.read_text(encoding="utf-8").splitlines():
         compare(json.loads(line)["content"])
 

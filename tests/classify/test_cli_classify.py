@@ -9,7 +9,7 @@ import pytest
 
 from tooldiag.cli.main import main
 
-LABELLED = Path(__file__).resolve().parents[1] / "data" / "classifier_labelled.jsonl"
+LABELLED = Path(__file__).resolve().parents[1] / "data" / "classifier" / "en-original.jsonl"
 
 
 def cli(*args, stdin=None):

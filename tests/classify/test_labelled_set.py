@@ -13,7 +13,7 @@ import pytest
 from tooldiag.classify import ActionClass, classify
 from tooldiag.classify.evaluate import evaluate
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "classifier_labelled.jsonl"
+DATA = Path(__file__).resolve().parents[1] / "data" / "classifier" / "en-original.jsonl"
 
 
 @pytest.fixture(scope="module")

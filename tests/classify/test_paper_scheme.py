@@ -135,3 +135,17 @@ def test_cue_lists_are_the_papers():
         and "no tool available" in cues["refuse"]
         and "all the requested" in cues["confirm"]
     )
+
+
+def test_paper_labels_on_the_original_labelled_set_never_move():
+    """The paper scheme's figures must not move: its label for every emission of the
+    original 418-row set is pinned (snapshot taken before issue 11's classifier work)."""
+    import json
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "data" / "classifier"
+    pinned = json.loads((folder / "en-original.paper-labels.json").read_text(encoding="utf-8"))
+    rows = [json.loads(line) for line in (folder / "en-original.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == len(pinned) == 418
+    got = {r["id"]: classify(r.get("content"), r.get("tool_calls"), scheme="paper").value for r in rows}
+    assert got == pinned
