@@ -77,6 +77,18 @@ def test_kappa_matches_hand_computation_and_sklearn():
     assert pair.kappa == pytest.approx(sklearn_metrics.cohen_kappa_score(r1, r2))
 
 
+def test_kappa_edge_cases():
+    import math
+
+    empty = cohen_kappa([], [])
+    assert empty.n == 0 and math.isnan(empty.kappa) and math.isnan(empty.agreement)
+    # one class throughout, on both sides: p_e = p_o = 1, kappa 1 (sklearn: NaN)
+    assert cohen_kappa(["ask", "ask"], ["ask", "ask"]).kappa == 1.0
+    assert cohen_kappa(["ask", "refuse"], ["refuse", "ask"]).kappa == pytest.approx(-1.0)
+    with pytest.raises(ValueError):
+        cohen_kappa(["ask"], [])
+
+
 def test_report_numbers(labelled):
     report = audit_report(labelled)
     assert (report.labels, report.items, report.cases) == (14, 7, 3)
