@@ -17,6 +17,8 @@ __version__ = "0.1.0"
 
 #: Names served from :mod:`tooldiag.api` on first use.
 _FRONT_DOOR = (
+    "audit_import",
+    "audit_report",
     "classifier",
     "diagnose_log",
     "import_bfcl",

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from tooldiag.models.base import ModelBackend, ModelOptions
     from tooldiag.report.model import RunReport
     from tooldiag.runner.progress import ProgressSink
+    from tooldiag.suites.bfcl.audit import ImportSummary
+    from tooldiag.suites.bfcl.audit_report import AuditReport
     from tooldiag.suites.bfcl.importer import ImportPlan
     from tooldiag.suites.bfcl.probes.report import ProbeReport
     from tooldiag.suites.bfcl.runner import RunSummary
@@ -128,6 +130,24 @@ def probe_report(
     from tooldiag.suites.bfcl.probes.report import probe_report_from_dirs
 
     return probe_report_from_dirs(run_dirs, baselines, _classifier_of(classifier))
+
+
+def audit_import(file: str | Path, run_dir: str | Path) -> ImportSummary:
+    """``tooldiag audit import``: attach rater labels (JSONL, docs/diagnostic.md) to a BFCL run.
+
+    Every row is checked (fields, action class, case and turn in the run) before anything
+    is stored; rows already stored are not duplicated, a changed label replaces the old one.
+    """
+    from tooldiag.suites.bfcl.audit import import_audit_labels
+
+    return import_audit_labels(file, run_dir)
+
+
+def audit_report(run_dir: str | Path, classifier: Classifier | str | None = None) -> AuditReport:
+    """``tooldiag audit report``: inter-rater kappa, classifier vs raters, adjudicated share (paper 001 App. F)."""
+    from tooldiag.suites.bfcl.audit_report import audit_report_from_run_dir
+
+    return audit_report_from_run_dir(run_dir, _classifier_of(classifier))
 
 
 # -- agent logs and tau2 -------------------------------------------------------------------

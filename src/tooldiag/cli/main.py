@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "tooldiag.cli.report",
     "tooldiag.cli.classify",
     "tooldiag.cli.diagnose",
+    "tooldiag.cli.audit",
     "tooldiag.cli.tau2",
     "tooldiag.cli.judgebench",
     "tooldiag.cli.score_plan",

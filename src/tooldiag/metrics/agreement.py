@@ -12,6 +12,7 @@ Formulas and where they come from (notes ``agentjudgebench.md`` §2):
 * record alignment (Eq. 4b) ``μ_r = ¼ Σ_m μ^m``; cell alignment (Eq. 5a) = 100 × mean μ_r;
 * three bins for κ and confusion matrices: v ≤ 0.1 → 0, v ≥ 0.9 → 1, else 0.5;
 * unweighted Cohen κ = (p_o - p_e) / (1 - p_e);
+* the same κ on any nominal labels of two raters (:func:`cohen_kappa`: the audit-label report);
 * binary collapse (paper App. "Binary vs. {0, 0.5, 1}"): the middle bin moves to 0 when
   p < 0.5, else to 1;
 * Spearman as released: ``1 - 6Σd² / (n(n²-1))`` on plain-sort ranks (ties broken by
@@ -26,7 +27,7 @@ Formulas and where they come from (notes ``agentjudgebench.md`` §2):
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -99,6 +100,43 @@ def kappa_from_confusion(confusion: np.ndarray) -> float:
     if p_e == 1.0:
         return 1.0 if p_o == 1.0 else float("nan")
     return float((p_o - p_e) / (1.0 - p_e))
+
+
+def label_confusion(first: Sequence[Hashable], second: Sequence[Hashable]) -> tuple[list[Hashable], np.ndarray]:
+    """The k×k confusion of two raters' nominal labels on the same items (rows = ``first``).
+
+    Categories are the labels either rater used, in first-seen order; the matrix feeds
+    :func:`kappa_from_confusion` and :func:`exact_agreement`.
+    """
+    if len(first) != len(second):
+        raise ValueError("the two raters must label the same items (sequences of equal length)")
+    categories = list(dict.fromkeys([*first, *second]))
+    index = {label: i for i, label in enumerate(categories)}
+    cm = np.zeros((len(categories), len(categories)), dtype=np.int64)
+    for a, b in zip(first, second):
+        cm[index[a], index[b]] += 1
+    return categories, cm
+
+
+@dataclass(frozen=True)
+class PairAgreement:
+    """Two raters on the items both labelled: ``n``, raw agreement p_o and Cohen κ."""
+
+    n: int
+    agreement: float
+    kappa: float
+
+
+def cohen_kappa(first: Sequence[Hashable], second: Sequence[Hashable]) -> PairAgreement:
+    """Unweighted Cohen κ of two raters' nominal labels (Cohen 1960, Educ. Psychol. Meas. 20:37-46).
+
+    κ = (p_o - p_e) / (1 - p_e), p_o the share of items with equal labels and
+    p_e = Σ_k p_first(k)·p_second(k) the agreement expected from the raters' marginals;
+    equal to ``sklearn.metrics.cohen_kappa_score`` except where p_e = 1 (both raters used
+    one and the same class throughout): κ = 1.0 here, NaN there. NaN for no items.
+    """
+    _, cm = label_confusion(first, second)
+    return PairAgreement(n=len(first), agreement=exact_agreement(cm), kappa=kappa_from_confusion(cm))
 
 
 def exact_agreement(confusion: np.ndarray) -> float:
