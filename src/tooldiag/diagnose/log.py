@@ -184,7 +184,7 @@ def read_agent_log(path: Path, *, invalid: list[InvalidLine] | None = None) -> l
         except UserError as exc:
             if invalid is None:
                 raise
-            invalid.append(InvalidLine(number, str(exc)))
+            invalid.append(InvalidLine(number, exc.message))
             continue
         seen[conversation.id] = number
         category_gold.setdefault(conversation.category, (conversation.gold, number))
