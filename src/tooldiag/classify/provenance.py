@@ -88,7 +88,7 @@ class ClassifierSummary:
         if self.cue_files:
             details.append("cues " + ", ".join(self.cue_files))
         head = self.scheme + (f" ({'; '.join(details)})" if details else "")
-        parts = [f"{self.emissions} emissions ({self.text_emissions} with text)"]
+        parts = [f"{self.emissions} emission{'' if self.emissions == 1 else 's'} ({self.text_emissions} with text)"]
         if self.judge:
             parts.append(f"{self.fallbacks} fell back to the default rules")
         parts.append(f"{self.outside} outside the supported languages" + self._languages_text())
