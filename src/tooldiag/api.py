@@ -29,6 +29,7 @@ from tooldiag.metrics.gar import Thresholds
 
 if TYPE_CHECKING:
     from tooldiag.classify import Classifier
+    from tooldiag.diagnose.log import InvalidLine
     from tooldiag.models.base import ModelBackend, ModelOptions
     from tooldiag.report.model import RunReport
     from tooldiag.runner.progress import ProgressSink
@@ -156,11 +157,15 @@ def diagnose_log(
     classifier: Classifier | str | None = None,
     *,
     thresholds: Thresholds = Thresholds(),
+    invalid: list[InvalidLine] | None = None,
 ) -> RunReport:
-    """``tooldiag diagnose``: the calibration profile of an agent log (JSONL conversations)."""
+    """``tooldiag diagnose``: the calibration profile of an agent log (JSONL conversations).
+
+    ``invalid``: a list to skip bad lines into (``--skip-invalid``) instead of refusing the log.
+    """
     from tooldiag.diagnose import diagnose_log as diagnose
 
-    return diagnose(Path(log), _classifier_of(classifier), thresholds=thresholds)
+    return diagnose(Path(log), _classifier_of(classifier), thresholds=thresholds, invalid=invalid)
 
 
 def tau2_diagnose(

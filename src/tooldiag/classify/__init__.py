@@ -13,7 +13,9 @@ reproducible with it); ``default`` is tooldiag's, measured in docs/diagnostic.md
 ``llm`` asks a judge model (``TOOLDIAG_CLASSIFY_MODEL``), for audits. Cue lists are
 data (``cues/*.json``); extend the default ones with ``TOOLDIAG_CUES`` or ``--cues``.
 Schemes are registered in :mod:`tooldiag.classify.registry`; callers resolve a
-classifier once (:func:`get_classifier`) and pass the object down.
+classifier once (:func:`get_classifier`) and pass the object down. Reports wrap it in
+:class:`tooldiag.classify.provenance.CountingClassifier` so that they can say which
+classifier gave their classes (judge, prompt, fallbacks, languages without cue data).
 """
 
 from __future__ import annotations

@@ -1,15 +1,18 @@
-"""Per-class precision and recall of a classifier scheme on a labelled set.
+"""Per-class precision and recall, accuracy and Cohen's kappa of a classifier on a labelled set.
 
 Used by ``tooldiag classify --evaluate`` and ``bench/classifier_eval.py`` to produce
-the scheme comparison in docs/diagnostic.md. The metric arithmetic is scikit-learn's
-definition (precision = TP / predicted, recall = TP / gold), written out here because
-scikit-learn is only a dev dependency.
+the scheme comparison in docs/diagnostic.md, and by a user who wants to know whether
+an LLM judge (``--scheme llm``) agrees with their own labels before trusting it. The
+metric arithmetic is scikit-learn's definition (precision = TP / predicted, recall =
+TP / gold; kappa as ``sklearn.metrics.cohen_kappa_score``), written out here because
+scikit-learn is only a dev dependency (and :mod:`tooldiag.metrics` sits above this layer).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from tooldiag.classify.classes import ActionClass
 from tooldiag.report.table import BLANK, Column, Table, no_escape, to_markdown
@@ -60,6 +63,65 @@ class Evaluation:
         values = [s.f1 or 0.0 for s in self.scores if s.support]
         return sum(values) / len(values) if values else 0.0
 
+    @property
+    def kappa(self) -> float | None:
+        """Cohen's kappa of the predictions against the gold labels (:func:`cohen_kappa`)."""
+        return cohen_kappa(self.confusion)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"scheme", "n", "accuracy", "kappa", "macro_f1", "classes": {...}, "confusion": {...}}``:
+        rates as fractions (0..1) rounded to 4 decimals, ``null`` where undefined; the
+        confusion matrix as ``{gold: {predicted: count}}`` over every class."""
+        return {
+            "scheme": self.scheme,
+            "n": self.n,
+            "accuracy": _round(self.accuracy),
+            "kappa": _round(self.kappa),
+            "macro_f1": _round(self.macro_f1),
+            "classes": {
+                s.action.value: {
+                    "precision": _round(s.precision),
+                    "recall": _round(s.recall),
+                    "support": s.support,
+                    "predicted": s.predicted,
+                }
+                for s in self.scores
+            },
+            "confusion": {g.value: {p.value: self.confusion.get((g, p), 0) for p in CLASS_ORDER} for g in CLASS_ORDER},
+        }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def cohen_kappa(confusion: Mapping[tuple[Any, Any], int]) -> float | None:
+    """Unweighted Cohen's kappa of a confusion table ``{(gold, predicted): count}``.
+
+    kappa = (p_o - p_e) / (1 - p_e), with p_o the share of agreeing pairs and
+    p_e = sum_k (gold share of k) * (predicted share of k), the agreement expected by
+    chance (Cohen 1960, "A coefficient of agreement for nominal scales"; the same value
+    as ``sklearn.metrics.cohen_kappa_score`` and :func:`tooldiag.metrics.agreement.kappa_from_confusion`).
+    ``None`` for an empty table; when both sides use one and the same class (p_e = 1),
+    1.0 if they always agree, else ``None``.
+    """
+    n = sum(confusion.values())
+    if n == 0:
+        return None
+    rows: dict[Any, int] = {}
+    cols: dict[Any, int] = {}
+    agree = 0
+    for (gold, predicted), count in confusion.items():
+        rows[gold] = rows.get(gold, 0) + count
+        cols[predicted] = cols.get(predicted, 0) + count
+        if gold == predicted:
+            agree += count
+    p_o = agree / n
+    p_e = sum(rows[k] * cols.get(k, 0) for k in rows) / (n * n)
+    if p_e >= 1.0:
+        return 1.0 if p_o == 1.0 else None
+    return (p_o - p_e) / (1.0 - p_e)
+
 
 def evaluate(scheme: str, gold: Sequence[ActionClass], predicted: Sequence[ActionClass]) -> Evaluation:
     """Per-class counts, accuracy and the confusion matrix of ``predicted`` against ``gold``."""
@@ -83,15 +145,27 @@ def evaluate(scheme: str, gold: Sequence[ActionClass], predicted: Sequence[Actio
     )
 
 
+class Coefficient(NamedTuple):
+    """A kappa cell in a rate column: printed as a coefficient (0.912), not as a percentage."""
+
+    value: float
+
+
+def _rate_text(value: float | Coefficient) -> str:
+    return f"{value.value:.3f}" if isinstance(value, Coefficient) else f"{100 * value:.1f}"
+
+
 def _rate(name: str) -> Column:
-    """A precision / recall / accuracy column: a fraction shown as a percentage, one decimal."""
-    return Column(name, decimals=1, percent=True, missing="–")
+    """A precision / recall / accuracy column: a fraction shown as a percentage, one decimal
+    (a :class:`Coefficient` cell as a coefficient)."""
+    return Column(name, missing="–", format=_rate_text)
 
 
 def evaluation_table(evaluations: Sequence[Evaluation]) -> Table:
-    """Precision / recall per class, one column pair per scheme, plus accuracy and macro-F1 rows.
+    """Precision / recall per class, one column pair per scheme, plus accuracy, kappa and macro-F1 rows.
 
-    The accuracy and macro-F1 rows fill the P column of each scheme and leave R blank.
+    The accuracy, kappa and macro-F1 rows fill the P column of each scheme and leave R blank
+    (kappa is a coefficient in [-1, 1], printed with three decimals, not a percentage).
     """
     columns = [Column("class"), Column("support")]
     for e in evaluations:
@@ -103,6 +177,8 @@ def evaluation_table(evaluations: Sequence[Evaluation]) -> Table:
         table.add(action.value, support, *cells)
     n = evaluations[0].n if evaluations else 0
     table.add("accuracy", n, *(value for e in evaluations for value in (e.accuracy, BLANK)))
+    kappas = [None if e.kappa is None else Coefficient(e.kappa) for e in evaluations]
+    table.add("kappa", n, *(value for kappa in kappas for value in (kappa, BLANK)))
     table.add("macro-F1", n, *(value for e in evaluations for value in (e.macro_f1, BLANK)))
     return table
 

@@ -4,10 +4,15 @@ Rule-based schemes are cheap and reproducible; a judge is slower and not
 deterministic across providers, but it reads meaning, so comparing it with
 ``default`` on a run shows where the cue lists fall short. The judge model is any
 ``provider/model`` string (``TOOLDIAG_CLASSIFY_MODEL`` or ``--judge``). Tool calls are
-still decided by syntax, never by the judge. An answer the judge garbles falls back to
-the ``default`` scheme's label and is counted in :attr:`LLMClassifier.fallbacks`. The prompt
-file, reply schema and request pool are the shared LLM-judge toolkit's (:mod:`tooldiag.judges`)
-and worker pool's (:mod:`tooldiag.runner`).
+still decided by syntax, never by the judge. An answer the judge garbles, and a request
+that fails for good, fall back to the ``default`` scheme's label and are counted in
+:attr:`LLMClassifier.fallbacks`: a judge that is down never stops a report, it makes the
+report say how many labels are the rules'. Once the judge is found unreachable (or refuses
+the key, or does not know the model) it is not asked again, and the judge gets
+:data:`JUDGE_MAX_RETRIES` retries unless the caller's options say otherwise, so a judge
+that is down costs about a second, not minutes of backoff. The prompt file, reply schema
+and request pool are the shared LLM-judge toolkit's (:mod:`tooldiag.judges`) and worker
+pool's (:mod:`tooldiag.runner`).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from pydantic import BaseModel, field_validator
 
 from tooldiag.classify.classes import ActionClass
 from tooldiag.classify.registry import Classifier, SchemeOptions, scheme
-from tooldiag.errors import UserError
+from tooldiag.errors import ModelCallError, ModelCallErrorKind, UserError
 from tooldiag.judges.extract import BY_POSITION
 from tooldiag.judges.prompts import PromptTemplate, load_prompt
 from tooldiag.judges.reply import draw_until_parsed, parse_reply
@@ -40,6 +45,10 @@ PROMPT_VERSION = "action-class-judge-v1"
 #: Requests in flight when the classifier's model options name no concurrency (the requests
 #: were unbounded before the shared pool; 8 is every runner's default).
 DEFAULT_CONCURRENCY = 8
+
+#: Retries per judge request when the caller gives no model options (a model's default is 6,
+#: whose backoff waits about half a minute before a server that is down counts as down).
+JUDGE_MAX_RETRIES = 2
 
 
 @cache
@@ -94,6 +103,10 @@ class LLMClassifier:
     """Classify with a judge model; tool calls by syntax first."""
 
     name = "llm"
+    #: A judge reads every language: no emission is outside its cue data.
+    languages: frozenset[str] | None = None
+    #: The prompt every label of this classifier came from.
+    prompt_version = PROMPT_VERSION
 
     def __init__(
         self,
@@ -103,11 +116,20 @@ class LLMClassifier:
         rules: Classifier | None = None,
         max_chars: int = 6000,
     ) -> None:
+        from tooldiag.models.base import ModelOptions
+
         self.model = model
-        #: The judge's endpoint, key variable, concurrency, cache and retries (resolved by the caller).
-        self.options = options
+        #: The judge's endpoint, key variable, concurrency, timeout, cache and retries (resolved by the caller).
+        self.options = options if options is not None else ModelOptions(max_retries=JUDGE_MAX_RETRIES)
         self.max_chars = max_chars
+        #: Text emissions the rules labelled instead of the judge (garbled answer or failed request).
         self.fallbacks = 0
+        #: The first request failure, as the models layer worded it (``None``: every request answered).
+        self.judge_error: str | None = None
+        #: Cue files of the fallback rules (named in reports).
+        self.cue_files: tuple[str, ...] = ()
+        #: Set once the judge cannot be reached at all: the remaining emissions go to the rules at once.
+        self._down = False
         if rules is None:
             from tooldiag.classify import get_classifier
 
@@ -131,6 +153,8 @@ class LLMClassifier:
 
         backend = resolve_model(self.model, self.options)
         config = GenerationConfig(temperature=0.0, max_tokens=50)
+        if self.options.timeout is not None:
+            config = config.model_copy(update={"timeout_s": self.options.timeout})
 
         labels: list[ActionClass] = [ActionClass.OTHER] * len(items)
 
@@ -139,11 +163,20 @@ class LLMClassifier:
             early = self._syntax_or_empty(text, has_calls)
             if early is not None:
                 return early
+            if self._down:
+                return self._fall_back(text)
             prompt = judge_prompt(str(text)[: self.max_chars])
-            draws = await draw_until_parsed(backend, [Message(role="user", content=prompt)], config, parse_judge_answer)
+            try:
+                draws = await draw_until_parsed(
+                    backend, [Message(role="user", content=prompt)], config, parse_judge_answer
+                )
+            except ModelCallError as exc:
+                self.judge_error = self.judge_error or str(exc)
+                # unreachable, bad key, unknown model: no later request can do better
+                self._down = self._down or exc.kind is ModelCallErrorKind.FATAL
+                return self._fall_back(text)
             if draws.value is None:
-                self.fallbacks += 1
-                return self._rules(text, False)
+                return self._fall_back(text)
             return draws.value
 
         def keep(index: int, label: ActionClass) -> None:
@@ -155,11 +188,15 @@ class LLMClassifier:
             await backend.aclose()
         return labels
 
+    def _fall_back(self, text: Any) -> ActionClass:
+        """The rules' label for a text emission the judge did not label (counted)."""
+        self.fallbacks += 1
+        return self._rules(text, False)
+
     def _concurrency(self) -> int:
         """Judge requests in flight: the ``concurrency`` of the model options the classifier was
         given, else :data:`DEFAULT_CONCURRENCY`."""
-        concurrency = self.options.concurrency if self.options is not None else None
-        return max(1, concurrency or DEFAULT_CONCURRENCY)
+        return max(1, self.options.concurrency or DEFAULT_CONCURRENCY)
 
     def classify_many(self, items: Sequence[tuple[Any, bool]]) -> list[ActionClass]:
         try:
@@ -183,4 +220,6 @@ def llm_scheme(options: SchemeOptions) -> LLMClassifier:
         raise _no_judge()
     from tooldiag.classify.default import default_scheme
 
-    return LLMClassifier(options.judge, options=options.judge_options, rules=default_scheme(options))
+    classifier = LLMClassifier(options.judge, options=options.judge_options, rules=default_scheme(options))
+    classifier.cue_files = tuple(str(path) for path in options.cue_files)
+    return classifier

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from tooldiag.errors import UserError
+
+if TYPE_CHECKING:
+    from tooldiag.classify import Classifier
+    from tooldiag.classify.provenance import ClassifierSummary
+    from tooldiag.cli.classify_input import InputItem
 
 Schemes = Annotated[
     list[str] | None,
@@ -52,6 +58,42 @@ JudgeConcurrency = Annotated[
     int,
     typer.Option("--judge-concurrency", min=1, help="Judge requests in flight at once.", rich_help_panel="llm scheme"),
 ]
+JudgeTimeout = Annotated[
+    float | None,
+    typer.Option(
+        "--judge-timeout",
+        min=0.1,
+        metavar="SECONDS",
+        help="Per-request timeout of the judge (default: 120 s). A request that times out is retried, "
+        "then falls back to the default rules.",
+        rich_help_panel="llm scheme",
+    ),
+]
+JudgeCache = Annotated[
+    bool,
+    typer.Option(
+        "--judge-cache/--no-judge-cache",
+        help="Reuse the judge's cached answers (the response cache every model has; the judge runs at temperature 0).",
+        rich_help_panel="llm scheme",
+    ),
+]
+JudgeMaxRetries = Annotated[
+    int,
+    typer.Option(
+        "--judge-max-retries",
+        min=0,
+        help="Retries per judge request (429/5xx/timeouts). Kept small so that a judge that is down "
+        "falls back to the rules within seconds; an unreachable judge is not asked again.",
+        rich_help_panel="llm scheme",
+    ),
+]
+EvalFormat = Annotated[
+    str | None,
+    typer.Option("--format", "-f", help="Output of --evaluate: md (tables, the default) or json."),
+]
+
+#: Output formats of ``--evaluate``.
+EVALUATE_FORMATS = ("md", "json")
 
 
 def resolve_classifier_options(
@@ -61,7 +103,11 @@ def resolve_classifier_options(
     judge_base_url: str | None = None,
     judge_api_key_env: str | None = None,
     judge_concurrency: int = 8,
-):
+    *,
+    judge_timeout: float | None = None,
+    judge_cache: bool = True,
+    judge_max_retries: int | None = None,
+) -> Classifier:
     """The classifier the options name, resolved once here and passed down as an object."""
     from tooldiag.classify import SCHEMES, get_classifier
 
@@ -69,101 +115,125 @@ def resolve_classifier_options(
         raise UserError(f"unknown scheme {scheme!r}", hint="use one of: " + ", ".join(SCHEMES))
     judge_options = None
     if scheme == "llm":
+        from tooldiag.classify.llm import JUDGE_MAX_RETRIES
         from tooldiag.models.base import ModelOptions
 
-        # cache and retries at their defaults, as for any model
         judge_options = ModelOptions(
-            base_url=judge_base_url, api_key_env=judge_api_key_env, concurrency=judge_concurrency
+            base_url=judge_base_url,
+            api_key_env=judge_api_key_env,
+            concurrency=judge_concurrency,
+            cache=judge_cache,
+            max_retries=JUDGE_MAX_RETRIES if judge_max_retries is None else judge_max_retries,
+            timeout=judge_timeout,
         )
     return get_classifier(scheme, cue_files=cues or (), judge=judge, judge_options=judge_options)
 
 
-def read_jsonl_objects(source: str) -> list[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` for each non-blank line of ``source`` (a path or ``-``)."""
-    from tooldiag.cli.io import CLASSIFY_INPUT, iter_jsonl, jsonl_name
-
-    out = []
-    for number, value in iter_jsonl(source, CLASSIFY_INPUT):
-        if not isinstance(value, dict):
-            raise UserError(
-                f"{jsonl_name(source, CLASSIFY_INPUT)} line {number}: "
-                f"expected a JSON object, got {type(value).__name__}",
-                hint='write an assistant message, e.g. {"role": "assistant", "content": "...", "tool_calls": []}',
-            )
-        out.append((number, value))
-    return out
-
-
-def message_parts(obj: dict[str, Any]) -> tuple[Any, bool]:
-    """``(text, has_calls)`` of an OpenAI assistant message (``text`` accepted for ``content``)."""
-    from tooldiag.classify import content_text, has_tool_calls
-
-    text = obj.get("content", obj.get("text"))
-    calls = has_tool_calls(obj.get("tool_calls")) or has_tool_calls(obj.get("function_call"))
-    return content_text(text), calls
+def print_classifier_warnings(summaries: Sequence[ClassifierSummary | None]) -> None:
+    """Each summary's warnings (judge fallbacks, text outside the cue languages) as ``warning:`` lines on stderr."""
+    for summary in summaries:
+        for warning in summary.warnings() if summary is not None else ():
+            typer.echo(f"warning: {warning}", err=True)
 
 
 def classify_command(
-    file: Annotated[str, typer.Argument(help="JSONL of assistant messages, one per line; - for stdin.")],
+    file: Annotated[
+        str,
+        typer.Argument(
+            help="JSONL: one assistant message per line, or one conversation per line "
+            "(the agent-log format of tooldiag diagnose); - for stdin."
+        ),
+    ],
     scheme: Schemes = None,
     cues: CueFiles = None,
     judge: Judge = None,
     judge_base_url: JudgeBaseUrl = None,
     judge_api_key_env: JudgeApiKeyEnv = None,
     judge_concurrency: JudgeConcurrency = 8,
+    judge_timeout: JudgeTimeout = None,
+    judge_cache: JudgeCache = True,
+    judge_max_retries: JudgeMaxRetries = 2,
     evaluate: Annotated[
         bool,
         typer.Option(
             "--evaluate",
             help=(
-                "Lines carry a gold 'label': print per-class precision/recall "
-                "of each --scheme (default: paper and default)."
+                "Lines carry a gold 'label': print accuracy, Cohen's kappa, per-class precision/recall "
+                "and the confusion matrix of each --scheme (default: paper and default; llm with --judge)."
             ),
         ),
     ] = False,
+    fmt: EvalFormat = None,
 ) -> None:
     """Action class of each assistant message in a JSONL file (or - for stdin).
 
-    Writes one JSON object per input line, in order: {"line", "id"?, "action_class"}.
+    Reads one assistant message per line ({"role": "assistant", "content": ..., "tool_calls": ...};
+    role may be absent) or one conversation per line ({"id": ..., "messages": [...]}, each
+    assistant message classified). Writes one JSON object per emission, in order:
+    {"line", "id"?, "message"? (index in the conversation), "action_class"}; a summary
+    line (classifier, judge, fallbacks, languages without cue data) goes to stderr.
+    Any other line (a user/system/tool message, a non-object, ...) is refused: exit 2.
 
     Example: tooldiag classify messages.jsonl --scheme paper > classes.jsonl
     """
-    from tooldiag.classify import classify_batch
-    from tooldiag.classify.classes import parse_action_class
+    from tooldiag.classify.provenance import summarize
+    from tooldiag.cli.classify_input import read_input
 
-    def classifier(name: str):
-        return resolve_classifier_options(name, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency)
-
-    rows = read_jsonl_objects(file)
     schemes = scheme or (["paper", "default"] if evaluate else ["default"])
-    items = [message_parts(obj) for _, obj in rows]
+    if not evaluate and len(schemes) != 1:
+        raise UserError("give one --scheme (several only with --evaluate)")
+    if fmt is not None and not evaluate:
+        raise UserError("--format applies to --evaluate", hint="classify writes JSON lines; add --evaluate for tables")
+    if (fmt or "md") not in EVALUATE_FORMATS:
+        raise UserError(f"unknown format {fmt!r}", hint="use one of: " + ", ".join(EVALUATE_FORMATS))
+    classifiers = [
+        resolve_classifier_options(
+            name, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
+            judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
+        )
+        for name in schemes
+    ]  # fmt: skip
+    items = read_input(file, labelled=evaluate)
+    pairs = [(item.text, item.has_calls) for item in items]
     if not evaluate:
-        if len(schemes) != 1:
-            raise UserError("give one --scheme (several only with --evaluate)")
-        labels = classify_batch(classifier(schemes[0]), items)
+        labels, summary = summarize(classifiers[0], pairs)
         out = sys.stdout
-        for (number, obj), label in zip(rows, labels):
-            record: dict[str, Any] = {"line": number}
-            if "id" in obj:
-                record["id"] = obj["id"]
-            record["action_class"] = label.value
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        for item, label in zip(items, labels):
+            out.write(json.dumps(item.output(label.value), ensure_ascii=False) + "\n")
+        out.flush()
+        typer.echo(f"classifier: {summary.describe()}", err=True)
+        print_classifier_warnings([summary])
         return
+    _evaluate(file, items, classifiers, fmt or "md")
 
+
+def _evaluate(file: str, items: Sequence[InputItem], classifiers: Sequence[Classifier], fmt: str) -> None:
+    """``--evaluate``: every classifier against the gold labels, as tables (md) or one JSON object."""
+    from tooldiag.classify.classes import parse_action_class
     from tooldiag.classify.evaluate import confusion_markdown, evaluation_markdown
     from tooldiag.classify.evaluate import evaluate as score
+    from tooldiag.classify.provenance import summarize
+    from tooldiag.cli.io import CLASSIFY_INPUT, jsonl_name
 
-    gold = []
-    for number, obj in rows:
-        if "label" not in obj:
-            raise UserError(
-                f"{file} line {number}: no 'label' field", hint="--evaluate needs the gold class in 'label'"
-            )
-        gold.append(parse_action_class(obj["label"], where=f"{file} line {number}"))
-    evaluations = [score(s, gold, classify_batch(classifier(s), items)) for s in schemes]
-    typer.echo(evaluation_markdown(evaluations))
-    for evaluation in evaluations:
-        typer.echo(confusion_markdown(evaluation))
+    name = jsonl_name(file, CLASSIFY_INPUT)
+    gold = [parse_action_class(item.obj["label"], where=f"{name} line {item.line}") for item in items]
+    pairs = [(item.text, item.has_calls) for item in items]
+    results = []
+    for classifier in classifiers:
+        labels, summary = summarize(classifier, pairs)
+        results.append((score(classifier.name, gold, labels), summary))
+    if fmt == "json":
+        document = {
+            "n": len(gold),
+            "schemes": [{**evaluation.to_json(), "classifier": summary.to_json()} for evaluation, summary in results],
+        }
+        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    else:
+        typer.echo("\n".join(f"Classifier: {summary.describe()}." for _, summary in results) + "\n")
+        typer.echo(evaluation_markdown([evaluation for evaluation, _ in results]))
+        for evaluation, _ in results:
+            typer.echo(confusion_markdown(evaluation))
+    print_classifier_warnings([summary for _, summary in results])
 
 
 def register(app: typer.Typer) -> None:

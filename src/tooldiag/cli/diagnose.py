@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -12,7 +12,11 @@ from tooldiag.cli.classify import (
     Judge,
     JudgeApiKeyEnv,
     JudgeBaseUrl,
+    JudgeCache,
     JudgeConcurrency,
+    JudgeMaxRetries,
+    JudgeTimeout,
+    print_classifier_warnings,
     resolve_classifier_options,
 )
 from tooldiag.cli.report import (
@@ -27,6 +31,9 @@ from tooldiag.cli.report import (
     thresholds_from,
 )
 
+if TYPE_CHECKING:
+    from tooldiag.diagnose.log import InvalidLine
+
 
 def diagnose_command(
     log: Annotated[
@@ -40,15 +47,29 @@ def diagnose_command(
     judge_base_url: JudgeBaseUrl = None,
     judge_api_key_env: JudgeApiKeyEnv = None,
     judge_concurrency: JudgeConcurrency = 8,
+    judge_timeout: JudgeTimeout = None,
+    judge_cache: JudgeCache = True,
+    judge_max_retries: JudgeMaxRetries = 2,
     masking_pp: MaskingPp = -15.0,
     execution_failure_pp: ExecFailPp = 60.0,
     t_cap: TCap = 10,
     confidence: Confidence = 0.95,
+    skip_invalid: Annotated[
+        bool,
+        typer.Option(
+            "--skip-invalid",
+            help="Skip malformed lines (reported on stderr: how many, and the first few) instead of refusing the log.",
+        ),
+    ] = False,
 ) -> None:
     """Calibration profile of any agent's conversation log (JSONL).
 
     Classifies every assistant message and reports GAR beside Acc per category, like
     `tooldiag report` does for BFCL runs.
+
+    The report names the classifier (judge, prompt, fallbacks); a warning goes to stderr
+    when judge answers fell back to the rules, or when a material share of the text is in
+    languages without cue data (>= 5% of the text emissions, or >= 10 of them).
 
     Example: tooldiag diagnose examples/agent_log.jsonl --format json
     """
@@ -57,12 +78,27 @@ def diagnose_command(
     from tooldiag.report.render import render
 
     check_format(fmt)
+    classifier = resolve_classifier_options(
+        scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
+        judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
+    )  # fmt: skip
+    invalid: list[InvalidLine] | None = [] if skip_invalid else None
     report = diagnose_log(
         log,
-        resolve_classifier_options(scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency),
+        classifier,
         thresholds=thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence),
+        invalid=invalid,
     )
+    if invalid:
+        typer.echo(f"warning: {skipped_lines_text(log, invalid)}", err=True)
+    print_classifier_warnings([report.classifier])
     write_out(render([report], fmt), out)
+
+
+def skipped_lines_text(log: Path, invalid: list[InvalidLine], shown: int = 3) -> str:
+    """``skipped 4 invalid line(s) of LOG: line 2 (not valid JSON ...), ...``: the count and the first few."""
+    firsts = "; ".join(bad.message for bad in invalid[:shown]) + ("; ..." if len(invalid) > shown else "")
+    return f"skipped {len(invalid)} invalid line(s) of {log} (--skip-invalid): {firsts}"
 
 
 def register(app: typer.Typer) -> None:

@@ -12,7 +12,11 @@ from tooldiag.cli.classify import (
     Judge,
     JudgeApiKeyEnv,
     JudgeBaseUrl,
+    JudgeCache,
     JudgeConcurrency,
+    JudgeMaxRetries,
+    JudgeTimeout,
+    print_classifier_warnings,
     resolve_classifier_options,
 )
 
@@ -96,6 +100,9 @@ def report_command(
     judge_base_url: JudgeBaseUrl = None,
     judge_api_key_env: JudgeApiKeyEnv = None,
     judge_concurrency: JudgeConcurrency = 8,
+    judge_timeout: JudgeTimeout = None,
+    judge_cache: JudgeCache = True,
+    judge_max_retries: JudgeMaxRetries = 2,
     masking_pp: MaskingPp = -15.0,
     execution_failure_pp: ExecFailPp = 60.0,
     t_cap: TCap = 10,
@@ -116,16 +123,24 @@ def report_command(
     from tooldiag.report.render import render
 
     check_format(fmt)
-    classifier = resolve_classifier_options(scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency)
+    classifier = resolve_classifier_options(
+        scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
+        judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
+    )  # fmt: skip
     # -- probe shifts (tooldiag.suites.bfcl.probes.report), only with --baseline --------------------------
     if baseline:
+        from tooldiag.classify.provenance import CountingClassifier
         from tooldiag.suites.bfcl.probes import report as probes
 
-        write_out(probes.render(api.probe_report(run_dirs, baseline, classifier), fmt), out)
+        counting = CountingClassifier(classifier)  # the probe tables carry no classifier line: stderr does
+        write_out(probes.render(api.probe_report(run_dirs, baseline, counting), fmt), out)
+        typer.echo(f"classifier: {counting.summary().describe()}", err=True)
+        print_classifier_warnings([counting.summary()])
         return
     reports = api.report_runs(
         run_dirs, classifier, thresholds=thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence)
     )
+    print_classifier_warnings([report.classifier for report in reports])
     write_out(render(reports, fmt), out)
 
 

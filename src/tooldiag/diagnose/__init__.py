@@ -12,12 +12,20 @@ from pathlib import Path
 
 from tooldiag.classify import Classifier, classify_batch, get_classifier
 from tooldiag.classify.classes import ActionClass
-from tooldiag.diagnose.log import AssistantMessage, Conversation, read_agent_log
+from tooldiag.classify.provenance import CountingClassifier
+from tooldiag.diagnose.log import AssistantMessage, Conversation, InvalidLine, read_agent_log
 from tooldiag.metrics.gar import CaseObservation, Thresholds
 from tooldiag.report.build import build_report
 from tooldiag.report.model import RunReport
 
-__all__ = ["AssistantMessage", "Conversation", "diagnose_log", "observations_from_conversations", "read_agent_log"]
+__all__ = [
+    "AssistantMessage",
+    "Conversation",
+    "InvalidLine",
+    "diagnose_log",
+    "observations_from_conversations",
+    "read_agent_log",
+]
 
 
 def observations_from_conversations(
@@ -52,18 +60,30 @@ def diagnose_log(
     classifier: Classifier | None = None,
     *,
     thresholds: Thresholds = Thresholds(),
+    invalid: list[InvalidLine] | None = None,
 ) -> RunReport:
     """The calibration report of an agent log (Table 1 / 14 / 5 of paper 001).
 
     ``classifier`` (resolved by the caller, e.g. ``get_classifier("paper")``) defaults
-    to the ``default`` scheme.
+    to the ``default`` scheme; the report names it (:class:`~tooldiag.classify.provenance.ClassifierSummary`).
+    ``invalid``: a list to skip bad lines into instead of refusing the log (the report notes them).
     """
-    conversations = read_agent_log(Path(path))
+    conversations = read_agent_log(Path(path), invalid=invalid)
     classifier = classifier or get_classifier("default")
-    cases = observations_from_conversations(conversations, classifier)
+    counting = CountingClassifier(classifier)
+    cases = observations_from_conversations(conversations, counting)
     notes = []
+    if invalid:
+        shown = ", ".join(str(bad.line) for bad in invalid[:5]) + (", ..." if len(invalid) > 5 else "")
+        notes.append(f"{len(invalid)} invalid line(s) skipped (line {shown})")
     if all(c.passed is None for c in conversations):
         notes.append("no conversation has 'passed': Acc and Delta are not available")
     return build_report(
-        Path(path).stem, cases, scheme=classifier.name, source=str(path), thresholds=thresholds, notes=notes
+        Path(path).stem,
+        cases,
+        scheme=classifier.name,
+        source=str(path),
+        thresholds=thresholds,
+        notes=notes,
+        classifier=counting.summary(),
     )

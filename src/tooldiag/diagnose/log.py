@@ -18,6 +18,11 @@ Format (documented in docs/diagnostic.md, example in examples/agent_log.jsonl)::
 
 A turn is everything from one user message to the next; assistant messages before the
 first user message form turn 0 of their own.
+
+A bad line refuses the whole file, naming the line; a caller that passes ``invalid`` (a
+list; ``tooldiag diagnose --skip-invalid``) gets the bad lines appended there instead and
+the rest of the log read, because one malformed record in a large production log should
+not hide the other thousands.
 """
 
 from __future__ import annotations
@@ -31,6 +36,14 @@ from tooldiag.classify.classes import ActionClass, parse_action_class
 from tooldiag.errors import UserError
 
 _HINT = "see docs/diagnostic.md, 'Agent logs', and examples/agent_log.jsonl"
+
+
+@dataclass(frozen=True)
+class InvalidLine:
+    """A line of an agent log that was skipped, and why (the error it would have raised)."""
+
+    line: int
+    message: str
 
 
 @dataclass(frozen=True)
@@ -146,8 +159,12 @@ def _parse_conversation(obj: Any, where: str, line: int) -> Conversation:
     )
 
 
-def read_agent_log(path: Path) -> list[Conversation]:
-    """Parse and validate an agent log; every problem is a :class:`UserError` naming the line."""
+def read_agent_log(path: Path, *, invalid: list[InvalidLine] | None = None) -> list[Conversation]:
+    """Parse and validate an agent log; every problem is a :class:`UserError` naming the line.
+
+    With ``invalid`` (a list), a bad line is appended to it and skipped instead; the file
+    itself (missing, not UTF-8, no valid conversation at all) is still refused.
+    """
     path = Path(path)
     if not path.is_file():
         what = "is a directory" if path.is_dir() else "does not exist"
@@ -162,28 +179,46 @@ def read_agent_log(path: Path) -> list[Conversation]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        where = f"{path} line {number}"
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(
-                f"{where}: not valid JSON ({exc.msg})", hint="one conversation per line; " + _HINT
-            ) from None
-        conversation = _parse_conversation(obj, where, number)
-        if conversation.id in seen:
-            raise UserError(
-                f"{where}: id {conversation.id!r} already used on line {seen[conversation.id]}",
-                hint="ids must be unique",
-            )
+            conversation = _read_line(line, f"{path} line {number}", number, seen, category_gold)
+        except UserError as exc:
+            if invalid is None:
+                raise
+            invalid.append(InvalidLine(number, exc.message))
+            continue
         seen[conversation.id] = number
-        known = category_gold.setdefault(conversation.category, (conversation.gold, number))
-        if known[0] is not conversation.gold:
-            raise UserError(
-                f"{where}: category {conversation.category!r} has gold {conversation.gold.value!r} here "
-                f"but {known[0].value!r} on line {known[1]}",
-                hint="each category has one gold class; name the categories apart",
-            )
+        category_gold.setdefault(conversation.category, (conversation.gold, number))
         conversations.append(conversation)
     if not conversations:
+        if invalid:
+            raise UserError(
+                f"{path} holds no valid conversation ({len(invalid)} invalid line(s), the first: {invalid[0].message})",
+                hint=_HINT,
+            )
         raise UserError(f"{path} holds no conversation", hint=_HINT)
     return conversations
+
+
+def _read_line(
+    line: str, where: str, number: int, seen: dict[str, int], category_gold: dict[str, tuple[ActionClass, int]]
+) -> Conversation:
+    """One line as a conversation, checked against the lines read before it (unique ids, one
+    gold per category); a :class:`UserError` naming the line otherwise."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{where}: not valid JSON ({exc.msg})", hint="one conversation per line; " + _HINT) from None
+    conversation = _parse_conversation(obj, where, number)
+    if conversation.id in seen:
+        raise UserError(
+            f"{where}: id {conversation.id!r} already used on line {seen[conversation.id]}",
+            hint="ids must be unique",
+        )
+    known = category_gold.get(conversation.category)
+    if known is not None and known[0] is not conversation.gold:
+        raise UserError(
+            f"{where}: category {conversation.category!r} has gold {conversation.gold.value!r} here "
+            f"but {known[0].value!r} on line {known[1]}",
+            hint="each category has one gold class; name the categories apart",
+        )
+    return conversation

@@ -53,6 +53,9 @@ class ModelOptions:
     cache: bool = True
     cache_path: str | None = None
     max_retries: int = 6
+    #: Per-request timeout in seconds for every request to this model; ``None``: each
+    #: request's ``GenerationConfig.timeout_s`` (the ``llm`` classifier's ``--judge-timeout``).
+    timeout: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 

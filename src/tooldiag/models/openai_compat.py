@@ -202,6 +202,8 @@ class OpenAICompatBackend(NetworkBackend[bytes, httpx.Response]):
             secrets=(self._api_key,),
         )
         self._url = f"{self.base_url}/chat/completions"
+        #: ``ModelOptions.timeout`` overrides each request's ``timeout_s`` when set.
+        self.timeout_s = options.timeout
         self._pools: PerLoop[ClientPool[httpx.AsyncClient]] = PerLoop(lambda: ClientPool(self._new_client))
 
     def _new_client(self) -> httpx.AsyncClient:
@@ -221,7 +223,7 @@ class OpenAICompatBackend(NetworkBackend[bytes, httpx.Response]):
         return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
     async def send(self, prepared: bytes, request: ModelRequest) -> httpx.Response:
-        timeout_s = request.config.timeout_s
+        timeout_s = self.timeout_s if self.timeout_s is not None else request.config.timeout_s
         pool = self._pools.get()
         client = pool.acquire()
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from tooldiag.classify.provenance import ClassifierSummary
 from tooldiag.metrics.gar import CaseObservation, Thresholds, capability_counts, overall_accuracy, summarize_category
 from tooldiag.report.model import RunReport, ordered_categories
 
@@ -25,11 +26,13 @@ def build_report(
     thresholds: Thresholds = Thresholds(),
     notes: Iterable[str] = (),
     category_order: Sequence[str] = (),
+    classifier: ClassifierSummary | None = None,
 ) -> RunReport:
     """Every Table 1 / 14 / 5 number of one run from its case observations.
 
     ``category_order`` is the suite's column order (BFCL: the paper's); other
-    categories follow alphabetically.
+    categories follow alphabetically. ``classifier`` is what the adapter's
+    :class:`~tooldiag.classify.provenance.CountingClassifier` counted while it classified.
     """
     by_category: dict[str, list[CaseObservation]] = {}
     for case in cases:
@@ -48,4 +51,5 @@ def build_report(
         thresholds=thresholds,
         notes=list(notes),
         category_order=tuple(category_order),
+        classifier=classifier,
     )

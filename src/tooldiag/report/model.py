@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tooldiag.classify.provenance import ClassifierSummary
 from tooldiag.metrics.gar import CAPABILITY_CLASSES, CapabilityCounts, CategorySummary, Thresholds
 
 
@@ -29,6 +30,8 @@ class RunReport:
     notes: list[str] = field(default_factory=list)
     #: The suite's column order (BFCL: the paper's); categories not in it follow alphabetically.
     category_order: tuple[str, ...] = ()
+    #: Which classifier produced the classes (judge, prompt, fallbacks, languages without cue data).
+    classifier: ClassifierSummary | None = None
 
 
 def ordered_categories(names: Sequence[str] | set[str], order: Sequence[str] = ()) -> list[str]:
@@ -64,26 +67,31 @@ def category_json(summary: CategorySummary) -> dict[str, Any]:
     }
 
 
+def run_json(report: RunReport) -> dict[str, Any]:
+    """One entry of ``"runs"``; ``"classifier"`` comes last and only when the report knows it."""
+    run: dict[str, Any] = {
+        "name": report.name,
+        "overall_acc": _num(report.overall_acc),
+        "categories": {
+            name: category_json(report.categories[name])
+            for name in ordered_categories(list(report.categories), report.category_order)
+        },
+        "capability_counts": {
+            action.value: int(report.capability.counts.get(action, 0)) for action in CAPABILITY_CLASSES
+        },
+    }
+    if report.classifier is not None:
+        run["classifier"] = report.classifier.to_json()
+    return run
+
+
 def to_json(reports: Sequence[RunReport]) -> dict[str, Any]:
-    """``{"runs": [{"name", "overall_acc", "categories": {...}, "capability_counts": {...}}]}``.
+    """``{"runs": [{"name", "overall_acc", "categories": {...}, "capability_counts": {...}, "classifier"}]}``.
 
     Percentages on 0..100, rounded to 4 decimals; ``null`` where a number is not
-    defined (no graded case, GAR not computable). Keys are exactly those of the
-    issue's schema; nothing is added, so consumers can validate strictly.
+    defined (no graded case, GAR not computable). The keys of the issue's schema are
+    unchanged; the one addition, ``"classifier"`` (which classifier produced the
+    classes: docs/diagnostic.md, "Report formats"), is a separate object a strict
+    consumer of the old schema can drop.
     """
-    return {
-        "runs": [
-            {
-                "name": report.name,
-                "overall_acc": _num(report.overall_acc),
-                "categories": {
-                    name: category_json(report.categories[name])
-                    for name in ordered_categories(list(report.categories), report.category_order)
-                },
-                "capability_counts": {
-                    action.value: int(report.capability.counts.get(action, 0)) for action in CAPABILITY_CLASSES
-                },
-            }
-            for report in reports
-        ]
-    }
+    return {"runs": [run_json(report) for report in reports]}

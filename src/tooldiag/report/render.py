@@ -213,6 +213,13 @@ def table1_markdown(reports: Sequence[RunReport]) -> str:
     return "\n".join(lines) + "\n\n" + legend + "\n"
 
 
+def classifier_lines(reports: Sequence[RunReport]) -> list[str]:
+    """``Classifier: llm (judge ..., prompt ...): N emissions, ...``, one line per run that knows it
+    (the run's name leads when there are several runs)."""
+    lead = (lambda r: f"Classifier of {escape_pipe(r.name)}: ") if len(reports) > 1 else (lambda r: "Classifier: ")
+    return [lead(r) + r.classifier.describe() + "." for r in reports if r.classifier is not None]
+
+
 def table14_markdown(reports: Sequence[RunReport]) -> str:
     """Paper 001 Table 14: case- vs turn-level GAR with Wilson intervals."""
     return to_markdown(table14(reports))
@@ -227,9 +234,11 @@ def table5_markdown(reports: Sequence[RunReport]) -> str:
 
 def render_markdown(reports: Sequence[RunReport]) -> str:
     scheme = reports[0].scheme if reports else "default"
+    provenance = classifier_lines(reports)
     parts = [
         f"## Calibration profile (paper 001, Table 1; classifier scheme: {scheme})\n",
         table1_markdown(reports),
+        *(["\n".join(provenance) + "\n"] if provenance else []),
         "## Case- vs turn-level GAR (paper 001, Table 14)\n",
         table14_markdown(reports),
         "## Capability counts (paper 001, Table 5)\n",
@@ -316,6 +325,7 @@ def render_latex(reports: Sequence[RunReport]) -> str:
     """Table 1, 14 and 5 as booktabs tables (needs ``booktabs`` and ``xcolor`` with ``table``)."""
     categories = _all_categories(reports)
     out = ["% tooldiag report; needs \\usepackage{booktabs} and \\usepackage[table]{xcolor}"]
+    out += [f"% {line}" for line in classifier_lines(reports)]
     out += latex_lines(
         table1(reports),
         spec="l r " + " ".join(["rrr"] * len(categories)),

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tooldiag.classify import ActionClass, Classifier, classify_batch, get_classifier
+from tooldiag.classify.provenance import CountingClassifier
 from tooldiag.metrics.gar import CaseObservation, Thresholds
 from tooldiag.report import RunReport, build_report, table1_markdown, write_report_files
 from tooldiag.store import RunStore
@@ -105,8 +106,9 @@ def report_from_run_dir(
 ) -> RunReport:
     """Open a run directory (``tooldiag.errors.StoreError`` if it is not one) and report it."""
     store = RunStore.open(run_dir, sort_key=case_id_order)
+    counting = CountingClassifier(classifier)  # the report names the classifier and what it could not read
     try:
-        cases, text_channel, notes = observations_from_store(store, classifier)
+        cases, text_channel, notes = observations_from_store(store, counting)
         return build_report(
             name or run_name(store.config, Path(run_dir)),
             cases,
@@ -116,6 +118,7 @@ def report_from_run_dir(
             thresholds=thresholds,
             notes=notes,
             category_order=CATEGORIES,  # the paper's column order is BFCL's own
+            classifier=counting.summary(),
         )
     finally:
         store.close()
