@@ -22,8 +22,9 @@ from typing import Any
 
 from tooldiag.classify import classify_batch, get_classifier, has_tool_calls
 from tooldiag.classify.classes import ActionClass
-from tooldiag.classify.evaluate import CLASS_ORDER, Evaluation, confusion_markdown, evaluate, evaluation_markdown
 from tooldiag.classify.language import SUPPORTED_LANGUAGES
+from tooldiag.metrics.classification import CLASS_ORDER, Evaluation, evaluate
+from tooldiag.report.classification import confusion_markdown, evaluation_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -62,8 +62,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "store": _CORE,
     "runner": (*_CORE, "models", "store"),
     "judges": (*_CORE, "models", "runner"),
-    # classify.evaluate renders its precision/recall tables with the shared Table type
-    "classify": (*_CORE, "models", "runner", "judges", "report.table"),
+    "classify": (*_CORE, "models", "runner", "judges"),
     "metrics": ("errors", "classify.classes"),
     "report": (*_CORE, "classify", "metrics", "store"),
     "diagnose": (*_CORE, "classify", "metrics", "report"),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tooldiag.classify import ActionClass, classify
-from tooldiag.classify.evaluate import evaluate
+from tooldiag.metrics.classification import evaluate
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "classifier" / "en-original.jsonl"
 

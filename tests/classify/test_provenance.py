@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from tooldiag.classify import ActionClass, get_classifier
-from tooldiag.classify.evaluate import CLASS_ORDER, cohen_kappa, evaluate
 from tooldiag.classify.provenance import ClassifierSummary, CountingClassifier
 from tooldiag.cli.main import main
 from tooldiag.metrics.agreement import kappa_from_confusion
+from tooldiag.metrics.classification import CLASS_ORDER, evaluate
 
 LABELLED = Path(__file__).resolve().parents[1] / "data" / "classifier" / "en-original.jsonl"
 RUSSIAN = "Извините, я не могу выполнить этот запрос."
@@ -81,7 +81,7 @@ def test_kappa_by_hand_and_against_sklearn_and_the_agreement_module():
     a, o = ActionClass.ASK, ActionClass.OTHER
     # gold a a a o, predicted a a o o: p_o = 3/4, p_e = (3/4)(2/4) + (1/4)(2/4) = 1/2, kappa = 1/2
     assert evaluate("x", [a, a, a, o], [a, a, o, o]).kappa == pytest.approx(0.5)
-    assert cohen_kappa({}) is None and cohen_kappa({(a, a): 3}) == 1.0
+    assert evaluate("x", [], []).kappa is None and evaluate("x", [a] * 3, [a] * 3).kappa == 1.0
 
     from sklearn.metrics import cohen_kappa_score
 

@@ -210,10 +210,10 @@ def classify_command(
 def _evaluate(file: str, items: Sequence[InputItem], classifiers: Sequence[Classifier], fmt: str) -> None:
     """``--evaluate``: every classifier against the gold labels, as tables (md) or one JSON object."""
     from tooldiag.classify.classes import parse_action_class
-    from tooldiag.classify.evaluate import confusion_markdown, evaluation_markdown
-    from tooldiag.classify.evaluate import evaluate as score
     from tooldiag.classify.provenance import summarize
     from tooldiag.cli.io import CLASSIFY_INPUT, jsonl_name
+    from tooldiag.metrics.classification import evaluate as score
+    from tooldiag.report.classification import confusion_markdown, evaluation_markdown
 
     name = jsonl_name(file, CLASSIFY_INPUT)
     gold = [parse_action_class(item.obj["label"], where=f"{name} line {item.line}") for item in items]

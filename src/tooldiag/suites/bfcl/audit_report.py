@@ -8,7 +8,7 @@ Reads the labels :mod:`tooldiag.suites.bfcl.audit` stored with a BFCL run and re
   the raters disagreed, so a κ against it would measure the sampling, not agreement);
 * the classifier against every rater and against the adjudicated label: agreement, κ
   and per-class precision / recall of the classifier's class (scikit-learn's
-  definitions, :func:`tooldiag.classify.evaluate.evaluate`);
+  definitions, :func:`tooldiag.metrics.classification.evaluate`);
 * the adjudicated share: items with an adjudicated label, and rater disagreements
   resolved by one; and the list of disagreements with each rater's and the
   classifier's label.
@@ -32,9 +32,9 @@ from typing import Any
 
 from tooldiag.classify import ActionClass, Classifier, classify_batch, get_classifier
 from tooldiag.classify.classes import highest_priority
-from tooldiag.classify.evaluate import ClassScore, evaluate
 from tooldiag.errors import UserError
 from tooldiag.metrics.agreement import PairAgreement, cohen_kappa
+from tooldiag.metrics.classification import ClassScore, evaluate
 from tooldiag.report.table import Column, Table, table_json, table_records, to_markdown
 from tooldiag.store import CaseRecord, RunStore
 from tooldiag.suites.bfcl.audit import ADJUDICATED, AuditLabel, Item, item_order, load_labels

@@ -67,22 +67,15 @@ def wilson(count: int, n: int, confidence: float = 0.95) -> Proportion:
 
 
 def cohen_kappa(first: Sequence[object], second: Sequence[object]) -> float:
-    """Cohen's kappa of two raters over the same items: (p_o - p_e) / (1 - p_e).
+    """Cohen's kappa of two raters over the same items (:func:`tooldiag.metrics.agreement.cohen_kappa`).
 
-    NaN when undefined (no items, or both raters constant on the same single label, so
-    p_e = 1); matches scikit-learn's ``cohen_kappa_score`` otherwise.
+    NaN when undefined, as scikit-learn's ``cohen_kappa_score``: no items, or both raters
+    constant on one and the same label (p_e = 1; the shared function calls that 1.0).
     """
-    if len(first) != len(second):
-        raise ValueError("both raters must label the same items")
-    n = len(first)
-    if n == 0:
-        return math.nan
-    labels = sorted(set(first) | set(second), key=repr)
-    observed = sum(a == b for a, b in zip(first, second, strict=True)) / n
-    expected = sum((list(first).count(label) / n) * (list(second).count(label) / n) for label in labels)
-    if math.isclose(expected, 1.0):
-        return math.nan
-    return (observed - expected) / (1.0 - expected)
+    from tooldiag.metrics.agreement import cohen_kappa as pair_kappa
+
+    kappa = pair_kappa(list(first), list(second)).kappa
+    return math.nan if len(set(first) | set(second)) == 1 else kappa
 
 
 def mean(values: Iterable[float]) -> float | None:
