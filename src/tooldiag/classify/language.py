@@ -82,7 +82,8 @@ _FUNCTION_WORDS: dict[str, str] = {
     "fr": "le la les de des du un une et est vous je ne pas que qui pour avec sur votre vos il elle ce "
     "cette ces mais peux pouvez peut souhaitez voulez merci au aux être avez suis sont nous ou où qu "
     "j n c très déjà aussi bien voici quel quelle quels quelles été sera désolé malheureusement aucun "
-    "aucune autre dans plus",
+    "aucune autre dans plus veuillez plaît ça voilà à notre nos leur leurs cela ceci ici également toujours "
+    "indiquez précisez",
     "de": "der die das und ist sie ich nicht ein eine einen einem einer zu mit für auf den dem des es "
     "bitte ihre ihr ihren ihrem ihres können kann möchten möchte soll sollen wir haben habe sind leider "
     "noch auch wurde wurden werden wird sich oder bei von aus nach wie was welche welchen welcher "
