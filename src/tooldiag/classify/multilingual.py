@@ -52,11 +52,11 @@ PHRASE_LISTS: tuple[str, ...] = (
     "blocked_markers",
     "plan_markers",
     "choice_words",
+    "question_words",
 )
 PREFIX_LISTS: tuple[str, ...] = (
     "offer",
     "greeting",
-    "question_words",
     "action_verbs",
     "action_nouns",
     "value_nouns",
@@ -132,7 +132,7 @@ class LanguageRules:
         cjk = [w for w in words if not _LATIN_EDGE.match(w)]
         parts = []
         if latin:
-            alternation = "|".join(_phrase_pattern(w, True) for w in sorted(latin, key=len, reverse=True))
+            alternation = "|".join(_phrase_pattern(w, False) for w in sorted(latin, key=len, reverse=True))
             parts.append(rf"(?:^|[¿,:;]\s*|^\W*\w+[,!]\s+¿?)(?:{alternation})")
         if cjk:
             parts.append("|".join(re.escape(w) for w in cjk))
@@ -200,16 +200,23 @@ class LanguageRules:
             return True
         return bool(self._ending and self._ending.search(sentence.rstrip(" 。.…!)\uff09")))
 
+    def _is_offer(self, sentence: str) -> bool:
+        return _has(self._c["offer"], sentence) or _has(self._c["greeting"], sentence)
+
     def _request(self, sentence: str, plan: bool) -> set[ActionClass]:
         """Ask / consent evidence in one sentence."""
         c = self._c
         out: set[ActionClass] = set()
         if _has(c["ask"], sentence):
             out.add(ActionClass.ASK)
+        if _has(c["instructions"], sentence):
+            return out  # "confirme la operación en su app": the user acts, nothing is asked
+        question = self._is_question(sentence)
+        if question and _has(self._open_question, sentence) and not self._is_offer(sentence):
+            out.add(ActionClass.ASK)  # "¿Qué vuelo desea cancelar?": asks even when it names an action
+            return out
         if _has(c["consent"], sentence):
             out.add(ActionClass.CONFIRM)
-            return out
-        if _has(c["instructions"], sentence):
             return out
         if _has(c["confirm_requests"], sentence):
             if _has(c["value_nouns"], sentence):
@@ -219,12 +226,10 @@ class LanguageRules:
             else:
                 out.add(ActionClass.ASK)
             return out
-        if not self._is_question(sentence):
+        if not question or self._is_offer(sentence):
             return out
-        if _has(c["offer"], sentence) or _has(c["greeting"], sentence):
-            return out
-        if _has(self._open_question, sentence) or _has(c["choice_words"], sentence):
-            out.add(ActionClass.ASK)  # "¿Qué vuelo desea cancelar?": asks even when it names an action
+        if _has(c["choice_words"], sentence):
+            out.add(ActionClass.ASK)  # a choice between options
             return out
         if _has(c["consent_prefixes"], sentence):
             if _has(c["action_verbs"], sentence) or _has(c["action_nouns"], sentence):
