@@ -105,7 +105,8 @@ _FUNCTION_WORDS: dict[str, str] = {
     "min din ditt vilken tyvärr",
     "pl": "i w na nie się że jest to z do jak czy pan pani mogę proszę dla ale są już tak jestem może "
     "który która",
-    "tr": "ve bir bu için ile değil mi ne ama siz ben lütfen var yok olarak daha çok gibi sizin misiniz",
+    "tr": "ve bir bu için ile değil mi ne ama siz ben lütfen var yok olarak daha çok gibi sizin misiniz "
+    "mısınız musunuz müsünüz hangi nasıl neden nerede kaç",
     "id": "dan yang di ini itu untuk dengan tidak saya anda bisa akan apakah ada dari ke kami",
 }
 
