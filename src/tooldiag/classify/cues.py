@@ -136,7 +136,8 @@ def read_extension(
             raise UserError(
                 f"cue file {path}: language {code!r} has no built-in cue data and the file does not define "
                 + ", ".join(repr(key) for key in missing),
-                hint="a new language needs at least the lists " + ", ".join(REQUIRED_LISTS)
+                hint="a new language needs at least the lists "
+                + ", ".join(REQUIRED_LISTS)
                 + " (see docs/diagnostic.md, 'Languages')",
             )
         sections["languages"][code] = nested

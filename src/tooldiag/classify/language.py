@@ -103,8 +103,7 @@ _FUNCTION_WORDS: dict[str, str] = {
     "maar ook als bij naar om te uw hebben heb heeft wordt deze dit geen nog wat welke",
     "sv": "och att det är jag du inte en ett för med på som kan vill har av den till om hur vad vi ni "
     "min din ditt vilken tyvärr",
-    "pl": "i w na nie się że jest to z do jak czy pan pani mogę proszę dla ale są już tak jestem może "
-    "który która",
+    "pl": "i w na nie się że jest to z do jak czy pan pani mogę proszę dla ale są już tak jestem może który która",
     "tr": "ve bir bu için ile değil mi ne ama siz ben lütfen var yok olarak daha çok gibi sizin misiniz "
     "mısınız musunuz müsünüz hangi nasıl neden nerede kaç",
     "id": "dan yang di ini itu untuk dengan tidak saya anda bisa akan apakah ada dari ke kami",
@@ -186,8 +185,12 @@ def detect_language(text: str) -> str:
     if scores[0] == best:
         return "en"  # ties go to English, the language of tool names and most prompts
     leaders = [code for code, score in zip(_TIE_ORDER, scores) if score == best]
-    if best == 1 and len(leaders) > 1:
-        return UNDETERMINED  # one shared word ("de", "la") says nothing
+    if best == 1:
+        if len(leaders) > 1:
+            return UNDETERMINED  # one shared word ("de", "la") says nothing
+        field = 1 << (_FIELD_BITS * _TIE_ORDER.index(leaders[0]))
+        if not any(len(word) > 1 and _PACKED[word] & field for word in hits):
+            return UNDETERMINED  # one letter ("w" in "W2378156", "o", "y") is no evidence either
     return leaders[0]
 
 

@@ -242,7 +242,6 @@ class LanguageRules:
         return out
 
 
-
 # Question marks of other scripts: Arabic, Armenian, Ethiopic, Greek ano teleia is ambiguous and left out.
 _ANY_QUESTION_MARK = re.compile("[?\u061f\u055e\u1367\u2e2e\u00bf]")
 
