@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001  (full-width punctuation is the point of these tests)
 """Language detection: every supported language, unsupported ones counted as themselves, cost."""
 
 import time

@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001  (full-width punctuation and Cyrillic are the point of these tests)
 """The default scheme outside English: per-language cue rules, the structural fallback, the dev sets."""
 
 import json
@@ -14,7 +15,7 @@ from tooldiag.classify.paper import PaperClassifier
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "classifier"
 LANGUAGES = ("es", "fr", "de", "pt", "it", "zh", "ja")
-A, R, C, O = ActionClass.ASK, ActionClass.REFUSE, ActionClass.CONFIRM, ActionClass.OTHER
+ASK, REFUSE, CONFIRM, OTHER = ActionClass.ASK, ActionClass.REFUSE, ActionClass.CONFIRM, ActionClass.OTHER
 
 
 def rows(name):
@@ -53,38 +54,38 @@ def test_unsupported_languages_get_the_structural_rules():
     for row in data:
         if row["content"] and not row["tool_calls"]:
             assert classifier.language_of(row["content"]) not in classifier.languages
-    assert classify("Wat is uw ordernummer?") is A
-    assert classify("Uw bestelling is geannuleerd.") is O
-    assert classify("ما هو رقم طلبك؟") is A  # Arabic question mark
-    assert classify("Я отправил Ивану сообщение «Ты придёшь завтра?», он его уже прочитал.") is O
+    assert classify("Wat is uw ordernummer?") is ASK
+    assert classify("Uw bestelling is geannuleerd.") is OTHER
+    assert classify("ما هو رقم طلبك؟") is ASK  # Arabic question mark
+    assert classify("Я отправил Ивану сообщение «Ты придёшь завтра?», он его уже прочитал.") is OTHER
     assert structural_signals("주문이 취소되었습니다.") == frozenset()
 
 
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ("¿Desea algo más?", O),
-        ("¿En qué carpeta desea crear el archivo?", A),
-        ("Voy a cancelar el pedido #W1 y reembolsar 54 € a su Visa. ¿Desea que proceda?", C),
-        ("No puedo continuar sin su confirmación.", C),
-        ("No puedo moverlo sin saber la carpeta de destino.", A),
-        ("No encontré ningún archivo llamado x.txt.", O),
-        ("Souhaitez-vous autre chose ?", O),
-        ("Je ne peux pas réserver d'hôtel : aucune fonction ne le permet.", R),
-        ("Soll ich fortfahren?", C),
-        ("Welche Bestellung meinen Sie?", A),
-        ("Dieser Schritt kann nicht rückgängig gemacht werden.", O),
-        ("Posso cancelar o pedido #W1?", C),
-        ("Puoi confermare?", A),
-        ("Potrebbe confermare il numero dell'ordine?", A),
-        ("您的订单号是多少？", A),
-        ("您还能登录注册时使用的邮箱吗", A),  # a question without a question mark
-        ("还有什么可以帮您的吗？", O),
-        ("我将为您取消订单 W1 并退款 54 美元。是否继续？", C),
-        ("他に何かお手伝いできることはありますか", O),
-        ("登録時のメールアドレスにまだアクセスできますか。", A),
-        ("この操作は元に戻せません。", O),
-        ("ご注文をキャンセルしてもよろしいですか？", C),
+        ("¿Desea algo más?", OTHER),
+        ("¿En qué carpeta desea crear el archivo?", ASK),
+        ("Voy a cancelar el pedido #W1 y reembolsar 54 € a su Visa. ¿Desea que proceda?", CONFIRM),
+        ("No puedo continuar sin su confirmación.", CONFIRM),
+        ("No puedo moverlo sin saber la carpeta de destino.", ASK),
+        ("No encontré ningún archivo llamado x.txt.", OTHER),
+        ("Souhaitez-vous autre chose ?", OTHER),
+        ("Je ne peux pas réserver d'hôtel : aucune fonction ne le permet.", REFUSE),
+        ("Soll ich fortfahren?", CONFIRM),
+        ("Welche Bestellung meinen Sie?", ASK),
+        ("Dieser Schritt kann nicht rückgängig gemacht werden.", OTHER),
+        ("Posso cancelar o pedido #W1?", CONFIRM),
+        ("Puoi confermare?", ASK),
+        ("Potrebbe confermare il numero dell'ordine?", ASK),
+        ("您的订单号是多少？", ASK),
+        ("您还能登录注册时使用的邮箱吗", ASK),  # a question without a question mark
+        ("还有什么可以帮您的吗？", OTHER),
+        ("我将为您取消订单 W1 并退款 54 美元。是否继续？", CONFIRM),
+        ("他に何かお手伝いできることはありますか", OTHER),
+        ("登録時のメールアドレスにまだアクセスできますか。", ASK),
+        ("この操作は元に戻せません。", OTHER),
+        ("ご注文をキャンセルしてもよろしいですか？", CONFIRM),
     ],
 )
 def test_class_semantics_per_language(text, expected):
@@ -92,15 +93,15 @@ def test_class_semantics_per_language(text, expected):
 
 
 def test_question_marks_inside_quotes_do_not_ask():
-    assert classify('He publicado su tuit: "¿Alguien más está viendo el partido?".') is O
-    assert classify("J'ai envoyé « Tu viens demain ? » à Julie.") is O
-    assert classify("我给他发了「你明天来吗？」。") is O
-    assert classify("Ich habe „Kommst du morgen?“ an Lena geschickt.") is O
+    assert classify('He publicado su tuit: "¿Alguien más está viendo el partido?".') is OTHER
+    assert classify("J'ai envoyé « Tu viens demain ? » à Julie.") is OTHER
+    assert classify("我给他发了「你明天来吗？」。") is OTHER
+    assert classify("Ich habe „Kommst du morgen?“ an Lena geschickt.") is OTHER
 
 
 def test_think_blocks_are_not_addressed_to_the_user():
-    assert classify("<think>¿Debo preguntar la fecha? No.</think>La temperatura es de 31 °C.") is O
-    assert classify("<think>The user wants a refund.</think>¿Cuál es el número del pedido?") is A
+    assert classify("<think>¿Debo preguntar la fecha? No.</think>La temperatura es de 31 °C.") is OTHER
+    assert classify("<think>The user wants a refund.</think>¿Cuál es el número del pedido?") is ASK
 
 
 def test_text_form_calls_are_decided_before_the_language():
@@ -115,7 +116,7 @@ def test_classifier_languages_attributes():
     assert default.language_of("Soll ich fortfahren?") == "de"
     assert PaperClassifier.languages == frozenset({"en"})
     # the paper scheme keeps reading every language with its English rules
-    assert classify("Soll ich fortfahren?", scheme="paper") is A
+    assert classify("Soll ich fortfahren?", scheme="paper") is ASK
 
 
 def test_shipped_cue_files_are_complete_data():

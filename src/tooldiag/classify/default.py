@@ -35,10 +35,10 @@ from typing import Any
 from tooldiag.classify.classes import ActionClass, highest_priority
 from tooldiag.classify.cues import (
     alternation,
+    builtin_languages,
     compile_phrases,
     fold,
     fold_quotes,
-    builtin_languages,
     load_builtin,
     load_builtin_language,
     merge_cues,

@@ -105,7 +105,7 @@ _FUNCTION_WORDS: dict[str, str] = {
     "min din ditt vilken tyvärr",
     "pl": "i w na nie się że jest to z do jak czy pan pani mogę proszę dla ale są już tak jestem może który która",
     "tr": "ve bir bu için ile değil mi ne ama siz ben lütfen var yok olarak daha çok gibi sizin misiniz "
-    "mısınız musunuz müsünüz hangi nasıl neden nerede kaç",
+    "mısınız musunuz müsünüz hangi nasıl neden nerede kaç",  # noqa: RUF001 (Turkish dotless i)
     "id": "dan yang di ini itu untuk dengan tidak saya anda bisa akan apakah ada dari ke kami",
 }
 
@@ -125,6 +125,7 @@ def _packed_vocabulary() -> dict[bytes, int]:
         for word in set(_FUNCTION_WORDS[code].split()):
             key = word.encode()
             packed[key] = packed.get(key, 0) + (1 << (_FIELD_BITS * index))
+    assert max(len(set(words.split())) for words in _FUNCTION_WORDS.values()) < 1 << _FIELD_BITS
     return packed
 
 
@@ -149,9 +150,9 @@ _ALL_MARKS: frozenset[str] = frozenset().union(*_MARKS.values())
 def detect_language(text: str) -> str:
     """ISO 639-1 code of ``text``'s language, or :data:`UNDETERMINED`.
 
-    Costs a few microseconds on a typical emission: one ``isascii`` test, one word
-    regex, a dozen set intersections, and for non-ASCII text one scan for non-Latin
-    script runs.
+    Costs a few microseconds on a typical emission: one ``isascii`` test, one bytes
+    ``translate`` + ``split``, one set intersection and a C-level sum; non-ASCII text adds
+    one scan for non-Latin script runs and one for language-specific letters.
     """
     sample = text[:SAMPLE_CHARS] if len(text) > SAMPLE_CHARS else text
     if "<" in sample or "`" in sample:
@@ -168,13 +169,13 @@ def detect_language(text: str) -> str:
         letters = _ALL_MARKS.intersection(sample)
         if letters:
             for code, alphabet in _MARKS.items():
-                hits = len(letters & alphabet)
-                if hits:
-                    marks[code] = 2 * hits
+                count = len(letters & alphabet)
+                if count:
+                    marks[code] = 2 * count
         for opener in _OPENERS:
             if opener in sample:
                 sample = sample.replace(opener, " ")
-    hits = _VOCABULARY.intersection(sample.encode().translate(_WORD_BYTES).split())
+    hits: frozenset[bytes] = _VOCABULARY.intersection(sample.encode().translate(_WORD_BYTES).split())
     # one byte per language: the packed sum's fields, read without a Python loop
     scores = bytearray(sum(map(_PACKED.__getitem__, hits)).to_bytes(len(_TIE_ORDER), "little"))
     for code, bonus in marks.items():
