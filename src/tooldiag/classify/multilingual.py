@@ -93,27 +93,75 @@ def _mask_quote(match: re.Match[str]) -> str:
 
 
 def _phrase_pattern(entry: str, prefix: bool) -> str:
-    if entry.startswith("re:"):
-        return f"(?:{entry[3:]})"
-    words = [re.escape(word) for word in fold(entry).split(" ") if word]
-    body = r"\s+".join(words)
-    left = r"\b" if _LATIN_EDGE.match(entry) else ""
+    """One phrase as a regex that starts with a literal character.
+
+    The left word boundary is checked by a look-behind *after* the first character
+    (``p(?<!\\w.)odría``) rather than by a leading ``\\b``: an alternation whose every
+    branch starts with a literal lets the regex engine skip positions by their first
+    character, which makes a 60-phrase list about eight times faster.
+    """
+    folded = fold(entry).strip()
+    body = r"\s+".join(re.escape(word) for word in folded.split(" ") if word)
     if prefix:
-        right = r"\w*" if _LATIN_EDGE.match(entry[-1:]) else ""
+        right = r"\w*" if _LATIN_EDGE.match(folded[-1:]) else ""
     else:
-        right = r"\b" if _LATIN_EDGE.match(entry[-1:]) else ""
-    return f"{left}{body}{right}"
+        right = r"\b" if _LATIN_EDGE.match(folded[-1:]) else ""
+    if _LATIN_EDGE.match(folded):
+        first = re.escape(folded[0])
+        return f"{first}(?<!\\w.){body[len(first) :]}{right}"
+    return f"{body}{right}"
 
 
-def _compile(entries: Iterable[str], prefix: bool = False) -> re.Pattern[str] | None:
+class _Cues:
+    """One cue list: its plain phrases and its ``re:`` entries, compiled apart (see above)."""
+
+    __slots__ = ("plain", "regex")
+
+    def __init__(self, plain: re.Pattern[str] | None, regex: re.Pattern[str] | None) -> None:
+        self.plain = plain
+        self.regex = regex
+
+    def search(self, text: str) -> bool:
+        return bool((self.plain and self.plain.search(text)) or (self.regex and self.regex.search(text)))
+
+    def sub(self, replacement: str, text: str) -> str:
+        if self.plain:
+            text = self.plain.sub(replacement, text)
+        return self.regex.sub(replacement, text) if self.regex else text
+
+
+def _compile(entries: Iterable[str], prefix: bool = False) -> _Cues | None:
     ordered = sorted({e for e in entries if e.strip()}, key=len, reverse=True)
     if not ordered:
         return None
-    return re.compile("|".join(_phrase_pattern(entry, prefix) for entry in ordered))
+    plain = [_phrase_pattern(e, prefix) for e in ordered if not e.startswith("re:")]
+    regex = [f"(?:{e[3:]})" for e in ordered if e.startswith("re:")]
+    return _Cues(re.compile("|".join(plain)) if plain else None, re.compile("|".join(regex)) if regex else None)
 
 
-def _has(pattern: re.Pattern[str] | None, text: str) -> bool:
-    return bool(pattern and pattern.search(text))
+def _has(cues: _Cues | re.Pattern[str] | None, text: str) -> bool:
+    return bool(cues and cues.search(text))
+
+
+class _LazyPlan:
+    """Whether an emission states an action it is about to take, computed on first use.
+
+    Only consent-if-plan questions and bare confirm requests need it, so most emissions
+    never pay for the scan.
+    """
+
+    __slots__ = ("_rules", "_sentences", "_value")
+    _rules: LanguageRules
+    _sentences: list[str]
+    _value: bool | None
+
+    def __init__(self, rules: LanguageRules, sentences: list[str]) -> None:
+        self._rules, self._sentences, self._value = rules, sentences, None
+
+    def __bool__(self) -> bool:
+        if self._value is None:
+            self._value = any(self._rules._is_plan(s) for s in self._sentences)
+        return self._value
 
 
 class LanguageRules:
@@ -124,7 +172,7 @@ class LanguageRules:
         self.cues = {key: list(cues.get(key, ())) for key in LANGUAGE_LISTS}
         compiled = {key: _compile(self.cues[key]) for key in PHRASE_LISTS}
         compiled.update({key: _compile(self.cues[key], prefix=True) for key in PREFIX_LISTS})
-        self._c = compiled
+        self._c: dict[str, _Cues | None] = compiled
         words = self.cues["question_words"]
         # A wh-question opens the sentence (after "¿", an interjection or a comma), or, in
         # CJK text, sits anywhere in it.
@@ -152,7 +200,7 @@ class LanguageRules:
 
     # -- internals -----------------------------------------------------------
     def _sentence_signals(self, sentences: list[str]) -> frozenset[ActionClass]:
-        plan = any(self._is_plan(s) for s in sentences)
+        plan = _LazyPlan(self, sentences)
         found: set[ActionClass] = set()
         generic = 0
         for sentence in sentences:
@@ -178,6 +226,8 @@ class LanguageRules:
 
     def _refusal(self, sentence: str) -> ActionClass | str | None:
         c = self._c
+        if not _has(c["refuse"], sentence):
+            return None  # (deleting exceptions only removes text: no cue before, none after)
         scrubbed = c["refuse_exceptions"].sub(" ", sentence) if c["refuse_exceptions"] else sentence
         if not _has(c["refuse"], scrubbed):
             return None
@@ -188,11 +238,13 @@ class LanguageRules:
             if _has(c["info_nouns"], scrubbed) and not capability:
                 return ActionClass.ASK
         generic = c["generic_block"]
-        if generic is not None and generic.search(scrubbed) and not capability:
-            refuse = c["refuse"]
-            assert refuse is not None
-            if not refuse.search(generic.sub(" ", scrubbed)):
-                return "generic"
+        if (
+            generic is not None
+            and generic.search(scrubbed)
+            and not capability
+            and not _has(c["refuse"], generic.sub(" ", scrubbed))
+        ):
+            return "generic"  # "no puedo continuar": ask if the emission also asks, else refuse
         return ActionClass.REFUSE
 
     def _is_question(self, sentence: str) -> bool:
@@ -203,7 +255,7 @@ class LanguageRules:
     def _is_offer(self, sentence: str) -> bool:
         return _has(self._c["offer"], sentence) or _has(self._c["greeting"], sentence)
 
-    def _request(self, sentence: str, plan: bool) -> set[ActionClass]:
+    def _request(self, sentence: str, plan: _LazyPlan) -> set[ActionClass]:
         """Ask / consent evidence in one sentence."""
         c = self._c
         out: set[ActionClass] = set()
