@@ -93,7 +93,7 @@ _FUNCTION_WORDS: dict[str, str] = {
     "posso pode podemos gostaria obrigado obrigada está estão são tem têm mas como ao aos na nas nos "
     "pelo pela isso este esta essa também já sim muito mais lhe deseja quer preciso foi será qual "
     "quais onde quando quem infelizmente nenhum nenhuma algo outra outro informe cidade agora ainda depois então "
-    "aqui pra pro essa esse esses essas num numa até após",
+    "aqui pra pro essa esse esses essas num numa até após alguma algum coisa precisa feito pronto",
     "it": "il lo la i gli le di che e è un una uno per con non sono sei suo sua del della dei delle "
     "al alla alle nel nella può posso puoi vuole vuoi desidera grazie mi ho ha hai anche come ma "
     "questo questa quello ci già più ecco prego quale quali dove quando chi purtroppo nessun nessuna "

@@ -283,13 +283,13 @@ class LanguageRules:
         if _has(c["choice_words"], sentence):
             out.add(ActionClass.ASK)  # a choice between options
             return out
+        if plan and _has(c["consent_if_plan"], sentence):
+            out.add(ActionClass.CONFIRM)
+            return out
         if _has(c["consent_prefixes"], sentence):
             if _has(c["action_verbs"], sentence) or _has(c["action_nouns"], sentence):
                 out.add(ActionClass.CONFIRM)
             return out  # "¿Desea que le muestre más opciones?": an offer
-        if plan and _has(c["consent_if_plan"], sentence):
-            out.add(ActionClass.CONFIRM)
-            return out
         out.add(ActionClass.ASK)  # a wh-question, a choice, or any other real question
         return out
 
