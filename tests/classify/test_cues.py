@@ -80,9 +80,10 @@ def test_extension_extends_a_builtin_language(tmp_path):
 
 
 def test_extension_removes_from_a_builtin_language(tmp_path):
-    ext = write(tmp_path / "es.json", {"languages": {"es": {"remove": {"offer": ["algo más"]}}}})
-    assert classify("¿Desea algo más?") is ActionClass.OTHER
-    assert get_classifier("default", cue_files=[ext])("¿Desea algo más?", False) is ActionClass.ASK
+    ext = write(tmp_path / "es.json", {"languages": {"es": {"remove": {"offer": ["le interesa"]}}}})
+    text = "¿Le interesa la tarifa con equipaje?"
+    assert classify(text) is ActionClass.OTHER
+    assert get_classifier("default", cue_files=[ext])(text, False) is ActionClass.ASK
 
 
 def test_extension_adds_a_new_language(tmp_path):

@@ -25,9 +25,12 @@ A ``?`` only inside quotes never counts: quoted spans holding one (and long ones
 are echoes of tweets or messages) are masked before the sentences are read.
 Entries are phrases or ``re:`` regular expressions as in ``default.json``; a phrase that
 starts or ends with a CJK character gets no word boundary on that side (CJK text has
-no spaces), and ``action_verbs`` / ``action_nouns`` / ``value_nouns`` /
-``question_words`` are prefixes of words (so "cancel" matches "cancelar",
-"cancelación").
+no spaces); the lists of :data:`PREFIX_LISTS` match prefixes of words (so "cancel"
+matches "cancelar", "cancelación"); a wh-question (``question_words``) wins over a
+consent cue ("¿Qué vuelo desea cancelar?" asks), and offers win over everything but
+explicit ask and consent cues.
+
+Languages without a cue file get :func:`structural_signals` only.
 """
 
 from __future__ import annotations
