@@ -35,13 +35,18 @@ from typing import Any
 from tooldiag.classify.classes import ActionClass, highest_priority
 from tooldiag.classify.cues import (
     alternation,
+    builtin_languages,
     compile_phrases,
     fold,
     fold_quotes,
     load_builtin,
+    load_builtin_language,
     merge_cues,
+    merge_language_cues,
     read_extension,
 )
+from tooldiag.classify.language import UNDETERMINED, detect_language
+from tooldiag.classify.multilingual import LanguageRules, structural_signals
 from tooldiag.classify.registry import SchemeOptions, scheme
 from tooldiag.classify.syntax import structured_call_names, text_holds_tool_call
 
@@ -245,6 +250,11 @@ class DefaultClassifier:
         extensions = [read_extension(Path(path), base.keys()) for path in extra_cue_files]
         self.cues = merge_cues(base, extensions)
         self._p = _compile(self.cues)
+        # Other languages: cues/lang/<code>.json plus the extensions' "languages" (docs: "Languages").
+        builtin = {code: load_builtin_language(code) for code in builtin_languages()}
+        self.language_cues = merge_language_cues(builtin, extensions)
+        self._language_rules = {code: LanguageRules(code, cues) for code, cues in self.language_cues.items()}
+        self.languages: frozenset[str] = frozenset({"en", *self._language_rules})
 
     # -- public --------------------------------------------------------------
     def __call__(self, text: Any, has_calls: bool) -> ActionClass:
@@ -270,7 +280,16 @@ class DefaultClassifier:
             return frozenset()
         if text_holds_tool_call(text, self._p.markers):
             return frozenset({ActionClass.TOOL_CALL})
+        language = detect_language(text)
+        if language != "en" and language != UNDETERMINED:
+            rules = self._language_rules.get(language)
+            # no cue data for this language: structural rules only (a "?" outside quotes asks)
+            return rules.signals(text) if rules else structural_signals(text)
         return self._text_signals(clean_for_cues(text))
+
+    def language_of(self, text: str) -> str:
+        """ISO 639-1 code of ``text``'s language (``"und"``: too little evidence, read as English)."""
+        return detect_language(text)
 
     # -- internals -----------------------------------------------------------
     def _text_signals(self, sentences: list[str]) -> frozenset[ActionClass]:

@@ -39,6 +39,8 @@ class PaperClassifier:
     """Callable ``(text, has_calls) -> ActionClass`` with the paper's rules."""
 
     name = "paper"
+    #: The paper's cue lists are English only; other languages are read by the same rules.
+    languages: frozenset[str] = frozenset({"en"})
 
     def __init__(self, cues: PaperCues | None = None) -> None:
         self.cues = cues or PaperCues.builtin()

@@ -1,0 +1,316 @@
+"""The ``default`` scheme's rules for languages other than English, driven by one cue file each.
+
+English has hand-grown rules (:mod:`tooldiag.classify.default`); other languages get one
+engine whose vocabulary is data (``cues/lang/<code>.json``). The class semantics are the
+English ones, sentence by sentence, priority refuse > ask > confirm > other:
+
+* **refuse**: a ``refuse`` cue once ``refuse_exceptions`` (failed look-ups, "cannot be
+  undone" warnings) are deleted. Blocked only on information (a ``blocked_markers``
+  word such as "sin" / "ohne" / "没有" plus an ``info_nouns`` word, no
+  ``capability_nouns`` / ``policy_words``) it is ask; blocked on consent
+  (``consent_nouns``) it is confirm; a ``generic_block`` ("no puedo continuar") is ask
+  when the emission also asks, else refuse.
+* **confirm**: a ``consent`` cue; a ``consent_prefixes`` question ("¿Desea que …",
+  "Soll ich …") naming a consequential ``action_verbs`` verb; a ``confirm_requests``
+  request naming an action (``action_nouns`` / verbs) rather than a value; a
+  ``consent_if_plan`` question ("¿Es correcto?") after a ``plan_markers`` plan.
+* **ask**: an ``ask`` cue; a question (``?`` of any width, ``¿``, or a sentence ending in
+  a ``question_endings`` particle such as 吗 / か) that opens with a ``question_words``
+  word, offers a choice (``choice_words``), or is any other question that is not an
+  ``offer`` / ``greeting`` / consent request; a ``confirm_requests`` request naming a value.
+* **other**: everything else; ``offer`` and ``greeting`` sentences and ``instructions``
+  to the user ("confirme la operación en su app") never ask or confirm.
+
+A ``?`` only inside quotes never counts: quoted spans holding one (and long ones, which
+are echoes of tweets or messages) are masked before the sentences are read.
+Entries are phrases or ``re:`` regular expressions as in ``default.json``; a phrase that
+starts or ends with a CJK character gets no word boundary on that side (CJK text has
+no spaces); the lists of :data:`PREFIX_LISTS` match prefixes of words (so "cancel"
+matches "cancelar", "cancelación"); a wh-question (``question_words``) wins over a
+consent cue ("¿Qué vuelo desea cancelar?" asks), and offers win over everything but
+explicit ask and consent cues.
+
+Languages without a cue file get :func:`structural_signals` only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from tooldiag.classify.classes import ActionClass
+from tooldiag.classify.cues import fold
+
+#: Cue lists a language file may hold (docs/diagnostic.md, "Languages").
+PHRASE_LISTS: tuple[str, ...] = (
+    "ask",
+    "refuse",
+    "refuse_exceptions",
+    "consent",
+    "consent_if_plan",
+    "consent_prefixes",
+    "confirm_requests",
+    "instructions",
+    "generic_block",
+    "blocked_markers",
+    "plan_markers",
+    "choice_words",
+    "question_words",
+)
+PREFIX_LISTS: tuple[str, ...] = (
+    "offer",
+    "greeting",
+    "action_verbs",
+    "action_nouns",
+    "value_nouns",
+    "info_nouns",
+    "consent_nouns",
+    "capability_nouns",
+    "policy_words",
+)
+#: Literal sentence-final question particles (吗, 呢, か): a question without a question mark.
+LITERAL_LISTS: tuple[str, ...] = ("question_endings",)
+LANGUAGE_LISTS: tuple[str, ...] = PHRASE_LISTS + PREFIX_LISTS + LITERAL_LISTS
+
+#: The lists a new language must define to be supported (the rest default to empty).
+REQUIRED_LISTS: tuple[str, ...] = ("ask", "refuse", "consent", "offer")
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_LATIN_EDGE = re.compile(rf"[^\W{_CJK}]")
+# Full-width punctuation read as its ASCII form (the rules test "?" and ",").
+_WIDTH_FOLD = str.maketrans(
+    {"\uff1f": "?", "\uff01": "!", "\uff0c": ", ", "\uff1a": ": ", "\uff1b": "; ", "\u3001": ", "}
+)
+# Quoted spans: French guillemets, German low-high quotes, CJK brackets, ASCII doubles.
+_QUOTE_SPAN = re.compile(r'«[^»\n]*+»|„[^“”"\n]*+[“”"]|「[^」\n]*+」|『[^』\n]*+』|"[^"\n]*+"|“[^”\n]*+”')
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。])|(?<=[?!])(?=[" + _CJK + "])")
+
+
+def _mask_quote(match: re.Match[str]) -> str:
+    """An echoed quote (holding a question mark, or long) becomes a neutral placeholder."""
+    inner = match.group(0)[1:-1]
+    if "?" in inner or "¿" in inner or "\u061f" in inner or len(inner.split()) >= 4 or len(inner) >= 16:
+        return ' "…" '
+    return match.group(0)
+
+
+def _phrase_pattern(entry: str, prefix: bool) -> str:
+    """One phrase as a regex that starts with a literal character.
+
+    The left word boundary is checked by a look-behind *after* the first character
+    (``p(?<!\\w.)odría``) rather than by a leading ``\\b``: an alternation whose every
+    branch starts with a literal lets the regex engine skip positions by their first
+    character, which makes a 60-phrase list about eight times faster.
+    """
+    folded = fold(entry).strip()
+    body = r"\s+".join(re.escape(word) for word in folded.split(" ") if word)
+    if prefix:
+        right = r"\w*" if _LATIN_EDGE.match(folded[-1:]) else ""
+    else:
+        right = r"\b" if _LATIN_EDGE.match(folded[-1:]) else ""
+    if _LATIN_EDGE.match(folded):
+        first = re.escape(folded[0])
+        return f"{first}(?<!\\w.){body[len(first) :]}{right}"
+    return f"{body}{right}"
+
+
+class _Cues:
+    """One cue list: its plain phrases and its ``re:`` entries, compiled apart (see above)."""
+
+    __slots__ = ("plain", "regex")
+
+    def __init__(self, plain: re.Pattern[str] | None, regex: re.Pattern[str] | None) -> None:
+        self.plain = plain
+        self.regex = regex
+
+    def search(self, text: str) -> bool:
+        return bool((self.plain and self.plain.search(text)) or (self.regex and self.regex.search(text)))
+
+    def sub(self, replacement: str, text: str) -> str:
+        if self.plain:
+            text = self.plain.sub(replacement, text)
+        return self.regex.sub(replacement, text) if self.regex else text
+
+
+def _compile(entries: Iterable[str], prefix: bool = False) -> _Cues | None:
+    ordered = sorted({e for e in entries if e.strip()}, key=len, reverse=True)
+    if not ordered:
+        return None
+    plain = [_phrase_pattern(e, prefix) for e in ordered if not e.startswith("re:")]
+    regex = [f"(?:{e[3:]})" for e in ordered if e.startswith("re:")]
+    return _Cues(re.compile("|".join(plain)) if plain else None, re.compile("|".join(regex)) if regex else None)
+
+
+def _has(cues: _Cues | re.Pattern[str] | None, text: str) -> bool:
+    return bool(cues and cues.search(text))
+
+
+class _LazyPlan:
+    """Whether an emission states an action it is about to take, computed on first use.
+
+    Only consent-if-plan questions and bare confirm requests need it, so most emissions
+    never pay for the scan.
+    """
+
+    __slots__ = ("_rules", "_sentences", "_value")
+    _rules: LanguageRules
+    _sentences: list[str]
+    _value: bool | None
+
+    def __init__(self, rules: LanguageRules, sentences: list[str]) -> None:
+        self._rules, self._sentences, self._value = rules, sentences, None
+
+    def __bool__(self) -> bool:
+        if self._value is None:
+            self._value = any(self._rules._is_plan(s) for s in self._sentences)
+        return self._value
+
+
+class LanguageRules:
+    """Class evidence for emissions in one language, from that language's cue lists."""
+
+    def __init__(self, code: str, cues: Mapping[str, Sequence[str]]) -> None:
+        self.code = code
+        self.cues = {key: list(cues.get(key, ())) for key in LANGUAGE_LISTS}
+        compiled = {key: _compile(self.cues[key]) for key in PHRASE_LISTS}
+        compiled.update({key: _compile(self.cues[key], prefix=True) for key in PREFIX_LISTS})
+        self._c: dict[str, _Cues | None] = compiled
+        words = self.cues["question_words"]
+        # A wh-question opens the sentence (after "¿", an interjection or a comma), or, in
+        # CJK text, sits anywhere in it.
+        latin = [w for w in words if _LATIN_EDGE.match(w)]
+        cjk = [w for w in words if not _LATIN_EDGE.match(w)]
+        parts = []
+        if latin:
+            alternation = "|".join(_phrase_pattern(w, False) for w in sorted(latin, key=len, reverse=True))
+            parts.append(rf"(?:^|[¿,:;]\s*|^\W*\w+[,!]\s+¿?)(?:{alternation})")
+        if cjk:
+            parts.append("|".join(re.escape(w) for w in cjk))
+        self._open_question = re.compile("|".join(parts)) if parts else None
+        endings = self.cues["question_endings"]
+        self._ending = re.compile("(?:" + "|".join(map(re.escape, endings)) + ")$") if endings else None
+
+    # -- public --------------------------------------------------------------
+    def signals(self, text: str) -> frozenset[ActionClass]:
+        """Every class ``text`` shows evidence of (tool calls are decided before this is called)."""
+        from tooldiag.classify.default import clean_for_cues  # the English path's cleaning
+
+        masked = _QUOTE_SPAN.sub(_mask_quote, text.translate(_WIDTH_FOLD))
+        sentences = [part.strip() for s in clean_for_cues(masked) for part in _SENTENCE_BREAK.split(s)]
+        sentences = [s for s in sentences if s and s != '"…"']
+        return self._sentence_signals(sentences)
+
+    # -- internals -----------------------------------------------------------
+    def _sentence_signals(self, sentences: list[str]) -> frozenset[ActionClass]:
+        plan = _LazyPlan(self, sentences)
+        found: set[ActionClass] = set()
+        generic = 0
+        for sentence in sentences:
+            kind = self._refusal(sentence)
+            if kind == "generic":
+                generic += 1
+            elif isinstance(kind, ActionClass):
+                found.add(kind)
+            found |= self._request(sentence, plan)
+        if generic:
+            found.add(ActionClass.ASK if ActionClass.ASK in found else ActionClass.REFUSE)
+        return frozenset(found)
+
+    def _is_plan(self, sentence: str) -> bool:
+        c = self._c
+        marker = c["plan_markers"]
+        if marker is None:
+            return False
+        match = marker.search(sentence)
+        if not match:
+            return False
+        return _has(c["action_verbs"], sentence) or _has(c["action_nouns"], sentence)
+
+    def _refusal(self, sentence: str) -> ActionClass | str | None:
+        c = self._c
+        if not _has(c["refuse"], sentence):
+            return None  # (deleting exceptions only removes text: no cue before, none after)
+        scrubbed = c["refuse_exceptions"].sub(" ", sentence) if c["refuse_exceptions"] else sentence
+        if not _has(c["refuse"], scrubbed):
+            return None
+        capability = _has(c["capability_nouns"], scrubbed) or _has(c["policy_words"], scrubbed)
+        if _has(c["blocked_markers"], scrubbed):
+            if _has(c["consent_nouns"], scrubbed):
+                return ActionClass.CONFIRM
+            if _has(c["info_nouns"], scrubbed) and not capability:
+                return ActionClass.ASK
+        generic = c["generic_block"]
+        if (
+            generic is not None
+            and generic.search(scrubbed)
+            and not capability
+            and not _has(c["refuse"], generic.sub(" ", scrubbed))
+        ):
+            return "generic"  # "no puedo continuar": ask if the emission also asks, else refuse
+        return ActionClass.REFUSE
+
+    def _is_question(self, sentence: str) -> bool:
+        if "?" in sentence or "¿" in sentence:
+            return True
+        return bool(self._ending and self._ending.search(sentence.rstrip(" 。.…!)\uff09")))
+
+    def _is_offer(self, sentence: str) -> bool:
+        return _has(self._c["offer"], sentence) or _has(self._c["greeting"], sentence)
+
+    def _request(self, sentence: str, plan: _LazyPlan) -> set[ActionClass]:
+        """Ask / consent evidence in one sentence."""
+        c = self._c
+        out: set[ActionClass] = set()
+        if _has(c["ask"], sentence):
+            out.add(ActionClass.ASK)
+        if _has(c["instructions"], sentence):
+            return out  # "confirme la operación en su app": the user acts, nothing is asked
+        question = self._is_question(sentence)
+        if question and _has(self._open_question, sentence) and not self._is_offer(sentence):
+            out.add(ActionClass.ASK)  # "¿Qué vuelo desea cancelar?": asks even when it names an action
+            return out
+        if _has(c["consent"], sentence):
+            out.add(ActionClass.CONFIRM)
+            return out
+        if _has(c["confirm_requests"], sentence):
+            if _has(c["value_nouns"], sentence):
+                out.add(ActionClass.ASK)
+            elif plan or _has(c["action_nouns"], sentence) or _has(c["action_verbs"], sentence):
+                out.add(ActionClass.CONFIRM)
+            else:
+                out.add(ActionClass.ASK)
+            return out
+        if not question or self._is_offer(sentence):
+            return out
+        if _has(c["choice_words"], sentence):
+            out.add(ActionClass.ASK)  # a choice between options
+            return out
+        if plan and _has(c["consent_if_plan"], sentence):
+            out.add(ActionClass.CONFIRM)
+            return out
+        if _has(c["consent_prefixes"], sentence):
+            if _has(c["action_verbs"], sentence) or _has(c["action_nouns"], sentence):
+                out.add(ActionClass.CONFIRM)
+            return out  # "¿Desea que le muestre más opciones?": an offer
+        out.add(ActionClass.ASK)  # a wh-question, a choice, or any other real question
+        return out
+
+
+# Question marks of other scripts: Arabic, Armenian, Ethiopic, Greek ano teleia is ambiguous and left out.
+_ANY_QUESTION_MARK = re.compile("[?\u061f\u055e\u1367\u2e2e\u00bf]")
+
+
+def structural_signals(text: str) -> frozenset[ActionClass]:
+    """Classes for a language without cue data: a question mark (any script) outside quotes asks.
+
+    Without vocabulary nothing tells a refusal, a consent request or an offer apart, so
+    only the one language-independent signal is read; everything else is ``other``.
+    Tool calls are decided by syntax before this is called.
+    """
+    from tooldiag.classify.default import clean_for_cues
+
+    masked = _QUOTE_SPAN.sub(_mask_quote, text.translate(_WIDTH_FOLD))
+    if any(_ANY_QUESTION_MARK.search(sentence) for sentence in clean_for_cues(masked)):
+        return frozenset({ActionClass.ASK})
+    return frozenset()
