@@ -52,10 +52,19 @@ _URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+")
 # short ones ("yes", "no longer needed") are kept because consent cues quote them.
 # Possessive quantifier: linear time on any input (the scan cannot backtrack).
 _QUOTED = re.compile(r'"[^"\n]*+"')
+# Single-quoted spans: the opening quote follows no letter and the closing one precedes
+# none, so apostrophes ("can't", "Bob's") never open or close a span.
+_SINGLE_QUOTED = re.compile(r"(?<!\w)'[^'\n]*+'(?!\w)")
 
 
 def _mask_long_quote(match: re.Match[str]) -> str:
-    return ' "quoted text" ' if len(match.group(0)[1:-1].split()) >= 4 else match.group(0)
+    """An echo is four words or more, or holds a question mark (a question the user is not asked)."""
+    inner = match.group(0)[1:-1]
+    return ' "quoted text" ' if "?" in inner or len(inner.split()) >= 4 else match.group(0)
+
+
+# Markdown emphasis splits cue phrases ("Reply **yes** to ...").
+_EMPHASIS = re.compile(r"\*\*+|__+|~~")
 
 
 _BLOCKQUOTE = re.compile(r"^\s*>.*$", re.MULTILINE)
@@ -69,6 +78,20 @@ _GENERIC_BLOCK = re.compile(
     r"\b(?:cannot|can not|unable to|not able to|will not be able to)\s+"
     r"(?:proceed|continue|complete|move forward|go ahead|help|assist|do (?:that|this|it)|process "
     r"(?:this|that|it|your request))\b"
+)
+_FIRST_PERSON_OR_REGRET = re.compile(
+    r"\b(?:i|i'm|i've|i'll|i'd|me|my|we|we're|our|us|unfortunately|sorry|afraid|regret\w*|apolog\w*)\b"
+)
+# "Items that have already shipped can't ...", "Refunds to gift cards can't ...": a bare plural
+# (no article or possessive) opening the sentence states a general rule.
+_GENERIC_PLURAL_SUBJECT = re.compile(
+    r"^(?!(?:the|this|that|these|those|your|its|his|her|their|it|you|they|there|which|what|any|some|all|both)\b)"
+    r"(?:[a-z-]+ ){0,2}[a-z]+s\b(?! (?:is|was|has)\b)"
+)
+# A yes/no question shaped like an offer: "Would you (also) like ...", "Want me to ...", "Do you want ...".
+_OFFER_SHAPED = re.compile(
+    r"^(?:[a-z]+[,!] )?(?:and |also |or )?(?:(?:would|do) you (?:also |still |perhaps |maybe )?(?:like|want|need)"
+    r"|(?:want|need) me to|(?:shall|should|can|may) i also|how about|maybe|perhaps)\b"
 )
 _INFO_WORDS = (
     "knowing",
@@ -102,7 +125,7 @@ _WH_QUESTION = re.compile(
     r"(?:what|which|where|when|who|whom|whose|how)\b[^?]*\?"
 )
 _CHOICE_QUESTION = re.compile(
-    r"\b[\w#$.'-]+ or (?!not\b|no\b|would\b|do\b|is\b|are\b|should\b|shall\b|if\b|anything\b|something\b|"
+    r"\b[\w#$.'-]+,? or (?!not\b|no\b|would\b|do\b|is\b|are\b|should\b|shall\b|if\b|anything\b|something\b|"
     r"make\b|change\b|need\b|want\b|have\b|did\b|does\b|can\b|could\b|will\b|just let\b)[\w#$.'-]+[^?]*\?"
 )
 _CHOICE_AMONG = re.compile(
@@ -126,8 +149,12 @@ class _Patterns:
     consent: re.Pattern[str] | None
     consent_if_plan: re.Pattern[str] | None
     offer: re.Pattern[str] | None
+    completion: re.Pattern[str] | None
+    note: re.Pattern[str] | None
+    user_action: re.Pattern[str] | None
     plan: re.Pattern[str]
     consent_verb: re.Pattern[str]
+    bare_action_question: re.Pattern[str]
     blocked: re.Pattern[str]
     capability: re.Pattern[str]
     consent_noun: re.Pattern[str]
@@ -155,7 +182,12 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
         rf"|\b(?:would|do) you (?:still |also |now )?(?:like|want|wish) (?:me )?to (?:go ahead and |now )?{verbs}\b"
         rf"|(?:^|[,:;] |\bso )you(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b[^?]*\?"
         rf"|\bto confirm,? you (?:want|would like|'d like|wish) to\b"
+        rf"|\b(?:ok|okay|alright|all right|good|fine|ready) to {verbs}\b[^.?!]*\?"
+        rf"|\blet me know (?:if|whether|once|when) (?:i should|i can|i may|you(?:'d| would)? like me to|you want me to) "
+        rf"(?:go ahead and )?{verbs}\b"
     )
+    # "Send it?" / "Book them now?" right after a stated plan.
+    bare_action_question = re.compile(rf"^(?:and |so )?{verbs}(?: it| them| this| that| these| those| now| all)*\?$")
     return _Patterns(
         markers=tuple(m.lower() for m in cues.get("syntax_markers", [])),
         refuse=phrases("refuse"),
@@ -164,6 +196,14 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
         consent=phrases("consent"),
         consent_if_plan=phrases("consent_if_plan"),
         offer=phrases("offer"),
+        completion=phrases("completion"),
+        note=(
+            re.compile(r"^(?:also,? |and |just |but )?" + alternation(cues["note_markers"]) + r"\b")
+            if cues.get("note_markers")
+            else None
+        ),
+        user_action=phrases("user_action"),
+        bare_action_question=bare_action_question,
         plan=plan,
         consent_verb=consent_verb,
         blocked=re.compile(r"\b(?:without|until|unless)\b(?P<tail>[^.?!;]{0,80})"),
@@ -223,12 +263,17 @@ def clean_for_cues(text: str) -> list[str]:
     if len(text) > MAX_ANALYSED_CHARS:
         text = text[:40_000] + "\n" + text[-20_000:]
     text = fold_quotes(text)
+    if "*" in text or "_" in text or "~" in text:
+        text = _EMPHASIS.sub("", text)
     text = _THINK.sub(" ", text)
     text = _CODE_FENCE.sub(" ", text)
     text = _INLINE_CODE.sub(" code ", text)
     text = _URL.sub(" link ", text)
     text = _BLOCKQUOTE.sub(" ", text)
-    text = _QUOTED.sub(_mask_long_quote, text)
+    if '"' in text:
+        text = _QUOTED.sub(_mask_long_quote, text)
+    if "'" in text:
+        text = _SINGLE_QUOTED.sub(_mask_long_quote, text)
     sentences = (
         expand_contractions(fold(part)).strip() for line in text.split("\n") for part in _SENTENCE_BREAK.split(line)
     )
@@ -276,24 +321,31 @@ class DefaultClassifier:
     def _text_signals(self, sentences: list[str]) -> frozenset[ActionClass]:
         p = self._p
         plan = any(p.plan.search(s) for s in sentences)
+        completion = any(_search(p.completion, s) for s in sentences)
         found: set[ActionClass] = set()
         generic_blocks = 0
+        reported = False  # an earlier sentence stated a result (no question, no request)
         for sentence in sentences:
-            kind = self._refusal(sentence)
+            kind = self._refusal(sentence, completion)
             if kind == "generic":
                 generic_blocks += 1
             elif isinstance(kind, ActionClass):
                 found.add(kind)
-            found |= self._request(sentence, plan)
+            request = self._request(sentence, plan, reported, completion)
+            found |= request
+            if kind is None and not request and "?" not in sentence and not p.plan.search(sentence):
+                reported = True
         if generic_blocks:
             # "I can't proceed." asks when the emission requests information, else refuses.
             found.add(ActionClass.ASK if ActionClass.ASK in found else ActionClass.REFUSE)
         return frozenset(found)
 
-    def _refusal(self, sentence: str) -> ActionClass | str | None:
+    def _refusal(self, sentence: str, completion: bool) -> ActionClass | str | None:
         p = self._p
         scrubbed = p.refuse_exceptions.sub(" ", sentence) if p.refuse_exceptions else sentence
         if not _search(p.refuse, scrubbed):
+            return None
+        if completion and self._policy_note(scrubbed):
             return None
         blocked = p.blocked.search(scrubbed)
         if blocked:
@@ -311,11 +363,29 @@ class DefaultClassifier:
             return "generic"
         return ActionClass.REFUSE
 
-    def _request(self, sentence: str, plan: bool) -> set[ActionClass]:
+    def _policy_note(self, sentence: str) -> bool:
+        """A general rule stated beside a completed action ("Note: orders can't be cancelled once
+        shipped"): information about the policy, not a refusal of the request that just succeeded.
+
+        Impersonal (no first person, no apology) and either introduced by a note marker or
+        about a bare plural ("Items that have shipped can't be cancelled, but this one ...").
+        """
+        if _FIRST_PERSON_OR_REGRET.search(sentence):
+            return False
+        return _search(self._p.note, sentence) or bool(_GENERIC_PLURAL_SUBJECT.match(sentence))
+
+    def _request(self, sentence: str, plan: bool, reported: bool, completion: bool) -> set[ActionClass]:
         """Ask / consent evidence in one sentence."""
         p = self._p
         out: set[ActionClass] = set()
         question = "?" in sentence
+        if not question and _search(p.user_action, sentence):
+            return out  # "Please confirm the payment in your app": the user acts, the agent waits for nothing
+        if question and reported and _OFFER_SHAPED.search(sentence) and not _search(p.consent, sentence):
+            # After a result, "Would you like the forecast too?" is an offer; after a completed
+            # action, so is "Would you like to check metrics or schedule another post?".
+            if completion or not (p.consent_verb.search(sentence) or _CHOICE_QUESTION.search(sentence)):
+                return out
         # A wh-question or a choice between options asks, even when it names an
         # action ("Which flight would you like to change?"): no consent evidence.
         open_question = question and bool(
@@ -331,6 +401,7 @@ class DefaultClassifier:
             _search(p.consent, sentence)
             or p.consent_verb.search(sentence)
             or (plan and confirm_kind is None and _search(p.consent_if_plan, sentence))
+            or (plan and p.bare_action_question.search(sentence))
         ):
             out.add(ActionClass.CONFIRM)
         if _search(p.ask, sentence):

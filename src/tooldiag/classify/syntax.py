@@ -223,7 +223,8 @@ def embedded_call_list(text: str, *, max_starts: int = 10, max_ends: int = 8, wi
     Each candidate ``[name(`` is tried against the next few ``]`` within ``window``
     characters; a candidate counts when it parses as a list of calls and at least one
     call has a keyword argument or a tool-like name (snake_case or camelCase), so that
-    "[see(above)]" in prose does not.
+    "[see(above)]" in prose does not; or when it closes the emission right after a colon
+    or a line break ("I'll list them first: [ls()]"), where a harness would look for it.
     """
     for start_match in list(_EMBEDDED_LIST_START.finditer(text))[:max_starts]:
         start = start_match.start()
@@ -233,9 +234,19 @@ def embedded_call_list(text: str, *, max_starts: int = 10, max_ends: int = 8, wi
             if end < 0:
                 break
             candidate = text[start : end + 1]
-            if python_call_syntax(candidate) and _has_keyword_call(candidate):
+            if python_call_syntax(candidate) and (
+                _has_keyword_call(candidate) or _closes_after_lead_in(text, start, end)
+            ):
                 return True
     return False
+
+
+def _closes_after_lead_in(text: str, start: int, end: int) -> bool:
+    """The span ``text[start:end+1]`` ends the text and follows a colon or a line break."""
+    if text[end + 1 :].strip():
+        return False
+    lead = text[:start].rstrip(" \t")
+    return not lead or lead.endswith((":", "\n"))
 
 
 def _has_keyword_call(text: str) -> bool:
