@@ -63,10 +63,20 @@ def _mask_long_quote(match: re.Match[str]) -> str:
     return ' "quoted text" ' if "?" in inner or len(inner.split()) >= 4 else match.group(0)
 
 
+def _mask_reported_speech(match: re.Match[str]) -> str:
+    verb = match.group(0).split(":", 1)[0]
+    return f"{verb}: quoted text."
+
+
 # Markdown emphasis splits cue phrases ("Reply **yes** to ...").
 _EMPHASIS = re.compile(r"\*\*+|__+|~~")
 
 
+# "The note says: Can you review this?": what follows a speech verb and a colon is an echo.
+_REPORTED_SPEECH = re.compile(
+    r"\b(?:says|said|reads|read|wrote|writes|states|stated|asks|asked|replied|replies|commented|posted|tweeted):"
+    r"[ \t]*+[^\n]++"
+)
 _BLOCKQUOTE = re.compile(r"^\s*>.*$", re.MULTILINE)
 # Reasoning the model did not address to the user (Qwen3, DeepSeek-R1 style).
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
@@ -93,6 +103,10 @@ _OFFER_SHAPED = re.compile(
     r"^(?:[a-z]+[,!] )?(?:and |also |or )?(?:(?:would|do) you (?:also |still |perhaps |maybe )?(?:like|want|need)"
     r"|(?:want|need) me to|(?:shall|should|can|may) i also|how about|maybe|perhaps)\b"
 )
+# "... as well?", "... another one?": the question offers something beyond the request.
+_ADDITIONAL = re.compile(r"\b(?:as well|too|also|another|additional|other|more)\b[^?]*\?|\b(?:as well|too)\?")
+# "until you confirm", "unless you approve": a refusal that only waits for consent.
+_CONSENT_TAIL = re.compile(r"\byou(?: explicitly)? (?:confirm|approve|agree|consent|authori[sz]e|say yes|give (?:me )?the go-ahead)\b")
 _INFO_WORDS = (
     "knowing",
     "know",
@@ -270,6 +284,8 @@ def clean_for_cues(text: str) -> list[str]:
     text = _INLINE_CODE.sub(" code ", text)
     text = _URL.sub(" link ", text)
     text = _BLOCKQUOTE.sub(" ", text)
+    if ":" in text:
+        text = _REPORTED_SPEECH.sub(_mask_reported_speech, text)
     if '"' in text:
         text = _QUOTED.sub(_mask_long_quote, text)
     if "'" in text:
@@ -350,7 +366,7 @@ class DefaultClassifier:
         blocked = p.blocked.search(scrubbed)
         if blocked:
             tail = blocked.group("tail")
-            if p.consent_noun.search(tail):
+            if p.consent_noun.search(tail) or _CONSENT_TAIL.search(tail):
                 return ActionClass.CONFIRM
             if p.info.search(tail) and not p.capability.search(tail) and not _POLICY.search(tail):
                 return ActionClass.ASK
@@ -384,7 +400,9 @@ class DefaultClassifier:
         if question and reported and _OFFER_SHAPED.search(sentence) and not _search(p.consent, sentence):
             # After a result, "Would you like the forecast too?" is an offer; after a completed
             # action, so is "Would you like to check metrics or schedule another post?".
-            if completion or not (p.consent_verb.search(sentence) or _CHOICE_QUESTION.search(sentence)):
+            if completion or _ADDITIONAL.search(sentence):
+                return out
+            if not (p.consent_verb.search(sentence) or _CHOICE_QUESTION.search(sentence)):
                 return out
         # A wh-question or a choice between options asks, even when it names an
         # action ("Which flight would you like to change?"): no consent evidence.
