@@ -33,15 +33,16 @@ from pathlib import Path
 from typing import Any
 
 from tooldiag.classify.classes import ActionClass, highest_priority
+from tooldiag.classify.cue_index import IndexedCues, Key, sentence_keys
 from tooldiag.classify.cues import (
     alternation,
-    compile_phrases,
     fold,
     fold_quotes,
     load_builtin,
     merge_cues,
     read_extension,
 )
+from tooldiag.classify.cues import _entry_pattern as entry_pattern  # one entry's regex source
 from tooldiag.classify.registry import SchemeOptions, scheme
 from tooldiag.classify.syntax import structured_call_names, text_holds_tool_call
 
@@ -157,17 +158,17 @@ class _Patterns:
     """The compiled cue lists of one classifier instance."""
 
     markers: tuple[str, ...]
-    refuse: re.Pattern[str] | None
-    refuse_exceptions: re.Pattern[str] | None
-    ask: re.Pattern[str] | None
-    consent: re.Pattern[str] | None
-    consent_if_plan: re.Pattern[str] | None
-    offer: re.Pattern[str] | None
-    completion: re.Pattern[str] | None
+    refuse: IndexedCues | None
+    refuse_exceptions: IndexedCues | None
+    ask: IndexedCues | None
+    consent: IndexedCues | None
+    consent_if_plan: IndexedCues | None
+    offer: IndexedCues | None
+    completion: IndexedCues | None
     note: re.Pattern[str] | None
-    user_action: re.Pattern[str] | None
-    plan: re.Pattern[str]
-    consent_verb: re.Pattern[str]
+    user_action: IndexedCues | None
+    plan: IndexedCues
+    consent_verb: IndexedCues
     bare_action_question: re.Pattern[str]
     blocked: re.Pattern[str]
     capability: re.Pattern[str]
@@ -178,27 +179,33 @@ class _Patterns:
 
 
 def _compile(cues: dict[str, list[str]]) -> _Patterns:
-    def phrases(key: str) -> re.Pattern[str] | None:
-        return compile_phrases(tuple(expand_contractions(entry) for entry in cues.get(key, [])))
+    def phrases(key: str) -> IndexedCues | None:
+        return _indexed(tuple(expand_contractions(entry) for entry in cues.get(key, [])))
 
     verbs = alternation(cues.get("action_verbs", ["book"])) + _VERB_SUFFIX
     markers = alternation(cues.get("plan_markers", ["i will"]))
     action_nouns = alternation(cues.get("action_nouns", ["cancellation"]))
     value_nouns = alternation(cues.get("value_nouns", ["id"]))
-    plan = re.compile(
-        rf"\b{markers}\b{_NEGATED_AFTER}[^.?!]{{0,60}}?\b(?:{verbs}|{action_nouns})\b"
-        rf"|\b(?:will|would|'ll|is going to|are going to) be {verbs}\b"
-        rf"|\byou(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b"
-        rf"|^(?:[-*\u2022]|\d+[.)])\s*\**{verbs}\b"
+    plan = _indexed(
+        (
+            rf"\b{markers}\b{_NEGATED_AFTER}[^.?!]{{0,60}}?\b(?:{verbs}|{action_nouns})\b",
+            rf"\b(?:will|would|'ll|is going to|are going to) be {verbs}\b",
+            rf"\byou(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b",
+            rf"^(?:[-*\u2022]|\d+[.)])\s*\**{verbs}\b",
+        ),
+        regex=True,
     )
-    consent_verb = re.compile(
-        rf"\b(?:shall|should|can|may) i (?:go ahead and |now |then |also )?{verbs}\b"
-        rf"|\b(?:would|do) you (?:still |also |now )?(?:like|want|wish) (?:me )?to (?:go ahead and |now )?{verbs}\b"
-        rf"|(?:^|[,:;] |\bso )you(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b[^?]*\?"
-        rf"|\bto confirm,? you (?:want|would like|'d like|wish) to\b"
-        rf"|\b(?:ok|okay|alright|all right|good|fine|ready) to {verbs}\b[^.?!]*\?"
-        rf"|\blet me know (?:if|whether|once|when) (?:i should|i can|i may|you(?:'d| would)? like me to|you want me to) "
-        rf"(?:go ahead and )?{verbs}\b"
+    consent_verb = _indexed(
+        (
+            rf"\b(?:shall|should|can|may) i (?:go ahead and |now |then |also )?{verbs}\b",
+            rf"\b(?:would|do) you (?:still |also |now )?(?:like|want|wish) (?:me )?to (?:go ahead and |now )?{verbs}\b",
+            rf"(?:^|[,:;] |\bso )you(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b[^?]*\?",
+            r"\bto confirm,? you (?:want|would like|'d like|wish) to\b",
+            rf"\b(?:ok|okay|alright|all right|good|fine|ready) to {verbs}\b[^.?!]*\?",
+            r"\blet me know (?:if|whether|once|when) (?:i should|i can|i may|you(?:'d| would)? like me to|you want me to) "
+            rf"(?:go ahead and )?{verbs}\b",
+        ),
+        regex=True,
     )
     # "Send it?" / "Book them now?" right after a stated plan.
     bare_action_question = re.compile(rf"^(?:and |so )?{verbs}(?: it| them| this| that| these| those| now| all)*\?$")
@@ -231,8 +238,34 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
     )
 
 
-def _search(pattern: re.Pattern[str] | None, text: str) -> bool:
-    return bool(pattern and pattern.search(text))
+def _indexed(entries: tuple[str, ...], *, regex: bool = False) -> IndexedCues | None:
+    """A cue list (phrases / ``re:`` entries, or raw regex sources) behind a word index."""
+    if not entries:
+        return None
+    sources = list(entries) if regex else [entry_pattern(entry) for entry in entries]
+    return _indexed_sources(tuple(sources))
+
+
+@lru_cache(maxsize=512)
+def _indexed_sources(sources: tuple[str, ...]) -> IndexedCues:
+    """Built once per distinct list (every classifier shares the built-in lists)."""
+    return IndexedCues(sources, _alternation_of(sources))
+
+
+def _alternation_of(sources: Sequence[str]) -> re.Pattern[str]:
+    """One regex matching what any source matches, for ``sub`` and match objects.
+
+    ``re`` factors a common leading ``\\b`` out of an alternation; an entry without
+    it ("(y/n)") defeats that for the whole list, so such entries go into a second
+    group.
+    """
+    bounded = [src for src in sources if src.startswith((r"\b", r"(?:\b"))]
+    others = [src for src in sources if not src.startswith((r"\b", r"(?:\b"))]
+    return re.compile("|".join(f"(?:{'|'.join(group)})" for group in (bounded, others) if group))
+
+
+def _search(cues: IndexedCues | None, text: str, words: frozenset[Key]) -> bool:
+    return cues is not None and cues.search(text, words)
 
 
 _CONTRACTIONS = (
@@ -296,6 +329,40 @@ def clean_for_cues(text: str) -> list[str]:
     return [s for s in sentences if s]
 
 
+class _Reading:
+    """One emission being classified: its sentences, their words, and emission-wide facts
+    (a stated plan, a completed action), each computed once and only when a rule asks."""
+
+    __slots__ = ("p", "sentences", "words", "_plans", "_completion")
+
+    def __init__(self, p: _Patterns, sentences: list[str]) -> None:
+        self.p = p
+        self.sentences = sentences
+        self.words = [sentence_keys(sentence) for sentence in sentences]
+        self._plans: list[bool | None] = [None] * len(sentences)
+        self._completion: bool | None = None
+
+    def plan_in(self, index: int) -> bool:
+        """Does this sentence state an action the agent is about to take?"""
+        known = self._plans[index]
+        if known is None:
+            known = self._plans[index] = self.p.plan.search(self.sentences[index], self.words[index])
+        return known
+
+    @property
+    def plan(self) -> bool:
+        return any(self.plan_in(index) for index in range(len(self.sentences)))
+
+    @property
+    def completion(self) -> bool:
+        """Does the emission report an action as done ("has been cancelled", "I've posted")?"""
+        if self._completion is None:
+            self._completion = any(
+                _search(self.p.completion, sentence, words) for sentence, words in zip(self.sentences, self.words)
+            )
+        return self._completion
+
+
 class DefaultClassifier:
     """Callable ``(text, has_calls) -> ActionClass`` with tooldiag's default rules."""
 
@@ -335,33 +402,36 @@ class DefaultClassifier:
 
     # -- internals -----------------------------------------------------------
     def _text_signals(self, sentences: list[str]) -> frozenset[ActionClass]:
-        p = self._p
-        plan = any(p.plan.search(s) for s in sentences)
-        completion = any(_search(p.completion, s) for s in sentences)
+        r = _Reading(self._p, sentences)
         found: set[ActionClass] = set()
         generic_blocks = 0
-        reported = False  # an earlier sentence stated a result (no question, no request)
-        for sentence in sentences:
-            kind = self._refusal(sentence, completion)
+        reported = False  # an earlier sentence stated a result (no question, no request, no plan)
+        for index in range(len(sentences)):
+            kind = self._refusal(r, index)
             if kind == "generic":
                 generic_blocks += 1
             elif isinstance(kind, ActionClass):
                 found.add(kind)
-            request = self._request(sentence, plan, reported, completion)
+            request = self._request(r, index, reported)
             found |= request
-            if kind is None and not request and "?" not in sentence and not p.plan.search(sentence):
-                reported = True
+            if not reported and kind is None and not request and "?" not in sentences[index]:
+                reported = not r.plan_in(index)
         if generic_blocks:
             # "I can't proceed." asks when the emission requests information, else refuses.
             found.add(ActionClass.ASK if ActionClass.ASK in found else ActionClass.REFUSE)
         return frozenset(found)
 
-    def _refusal(self, sentence: str, completion: bool) -> ActionClass | str | None:
-        p = self._p
-        scrubbed = p.refuse_exceptions.sub(" ", sentence) if p.refuse_exceptions else sentence
-        if not _search(p.refuse, scrubbed):
+    def _refusal(self, r: _Reading, index: int) -> ActionClass | str | None:
+        p, sentence, words = r.p, r.sentences[index], r.words[index]
+        if not _search(p.refuse, sentence, words):
             return None
-        if completion and self._policy_note(scrubbed):
+        scrubbed = sentence
+        if p.refuse_exceptions is not None and p.refuse_exceptions.search(sentence, words):
+            scrubbed = p.refuse_exceptions.pattern.sub(" ", sentence)
+            words = sentence_keys(scrubbed)
+            if not _search(p.refuse, scrubbed, words):
+                return None
+        if r.completion and self._policy_note(p, scrubbed, words):
             return None
         blocked = p.blocked.search(scrubbed)
         if blocked:
@@ -374,12 +444,12 @@ class DefaultClassifier:
             _GENERIC_BLOCK.search(scrubbed)
             and not p.capability.search(scrubbed)
             and not _POLICY.search(scrubbed)
-            and not _search(p.refuse, _GENERIC_BLOCK.sub(" ", scrubbed))
+            and not (p.refuse and p.refuse.pattern.search(_GENERIC_BLOCK.sub(" ", scrubbed)))
         ):
             return "generic"
         return ActionClass.REFUSE
 
-    def _policy_note(self, sentence: str) -> bool:
+    def _policy_note(self, p: _Patterns, sentence: str, words: frozenset[Key]) -> bool:
         """A general rule stated beside a completed action ("Note: orders can't be cancelled once
         shipped"): information about the policy, not a refusal of the request that just succeeded.
 
@@ -388,49 +458,50 @@ class DefaultClassifier:
         """
         if _FIRST_PERSON_OR_REGRET.search(sentence):
             return False
-        return _search(self._p.note, sentence) or bool(_GENERIC_PLURAL_SUBJECT.match(sentence))
+        return bool((p.note and p.note.search(sentence)) or _GENERIC_PLURAL_SUBJECT.match(sentence))
 
-    def _request(self, sentence: str, plan: bool, reported: bool, completion: bool) -> set[ActionClass]:
+    def _request(self, r: _Reading, index: int, reported: bool) -> set[ActionClass]:
         """Ask / consent evidence in one sentence."""
-        p = self._p
+        p, sentence, words = r.p, r.sentences[index], r.words[index]
         out: set[ActionClass] = set()
         question = "?" in sentence
-        if not question and _search(p.user_action, sentence):
-            return out  # "Please confirm the payment in your app": the user acts, the agent waits for nothing
-        if question and reported and _OFFER_SHAPED.search(sentence) and not _search(p.consent, sentence):
+        if question and reported and _OFFER_SHAPED.search(sentence) and not _search(p.consent, sentence, words):
             # After a result, "Would you like the forecast too?" is an offer; after a completed
             # action, so is "Would you like to check metrics or schedule another post?".
-            if completion or _ADDITIONAL.search(sentence):
+            if r.completion or _ADDITIONAL.search(sentence):
                 return out
-            if not (p.consent_verb.search(sentence) or _CHOICE_QUESTION.search(sentence)):
+            if not (p.consent_verb.search(sentence, words) or _CHOICE_QUESTION.search(sentence)):
                 return out
         # A wh-question or a choice between options asks, even when it names an
         # action ("Which flight would you like to change?"): no consent evidence.
         open_question = question and bool(
             _WH_QUESTION.search(sentence) or _CHOICE_QUESTION.search(sentence) or _CHOICE_AMONG.search(sentence)
         )
-        confirm_kind = self._confirm_object(sentence, plan)
+        confirm_kind = self._confirm_object(r, index) if "confirm" in sentence else None
         if confirm_kind is not None:
             out.add(confirm_kind)
+        offer = question and _search(p.offer, sentence, words)
         if open_question:
-            if not _search(p.offer, sentence) or _CHOICE_QUESTION.search(sentence):
+            if not offer or _CHOICE_QUESTION.search(sentence):
                 out.add(ActionClass.ASK)
         elif (
-            _search(p.consent, sentence)
-            or p.consent_verb.search(sentence)
-            or (plan and confirm_kind is None and _search(p.consent_if_plan, sentence))
-            or (plan and p.bare_action_question.search(sentence))
+            _search(p.consent, sentence, words)
+            or p.consent_verb.search(sentence, words)
+            or (r.plan and confirm_kind is None and _search(p.consent_if_plan, sentence, words))
+            or (r.plan and p.bare_action_question.search(sentence))
         ):
             out.add(ActionClass.CONFIRM)
-        if _search(p.ask, sentence):
+        if _search(p.ask, sentence, words):
             out.add(ActionClass.ASK)
-        if question and not open_question and not out and not _search(p.offer, sentence):
+        if question and not open_question and not out and not offer:
             out.add(ActionClass.ASK)
+        if out and not question and _search(p.user_action, sentence, words):
+            out.clear()  # "Please confirm the payment in your app": the user acts, the agent waits for nothing
         return out
 
-    def _confirm_object(self, sentence: str, plan: bool) -> ActionClass | None:
+    def _confirm_object(self, r: _Reading, index: int) -> ActionClass | None:
         """ "Confirm X": a value to check (ask) or an action to approve (consent)."""
-        p = self._p
+        p, sentence, plan = r.p, r.sentences[index], r.plan
         match = _CONFIRM_REQUEST.search(sentence)
         if not match:
             return None
