@@ -154,6 +154,7 @@ class IndexedCues:
                 continue
             for key in keys:
                 self._by_key.setdefault(key, []).append(compiled)
+        self._keys = frozenset(self._by_key)
 
     def search(self, sentence: str, keys: frozenset[Key]) -> bool:
         """Does any entry match ``sentence``? ``keys`` is :func:`sentence_keys` of it."""
@@ -161,12 +162,10 @@ class IndexedCues:
             if compiled.search(sentence):
                 return True
         by_key = self._by_key
-        for key in keys:
-            candidates = by_key.get(key)
-            if candidates is not None:
-                for compiled in candidates:
-                    if compiled.search(sentence):
-                        return True
+        for key in self._keys.intersection(keys):  # a C-level walk over the smaller set
+            for compiled in by_key[key]:
+                if compiled.search(sentence):
+                    return True
         return False
 
     @property

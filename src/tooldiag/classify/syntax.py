@@ -196,6 +196,10 @@ def _is_call_node(node: ast.AST, *, need_keywords: bool) -> bool:
     return bool(node.keywords) or not need_keywords
 
 
+#: How a call expression, or a list / tuple of calls, can begin: ``f(``, ``[a.b(``, ``(f(``.
+_CALL_SHAPE = re.compile(r"[\[(]?\s*[A-Za-z_][\w.]*\s*\(")
+
+
 def python_call_syntax(text: str) -> bool:
     """True when ``text`` parses (never runs) as ``[f(a=1), g()]`` or a bare ``f(a=1, ...)``.
 
@@ -203,8 +207,8 @@ def python_call_syntax(text: str) -> bool:
     ``Hello(world)`` is not mistaken for a call.
     """
     body = text.strip()
-    if not body or len(body) > MAX_PARSE_CHARS or "(" not in body:
-        return False
+    if not body or len(body) > MAX_PARSE_CHARS or not _CALL_SHAPE.match(body) or not body.endswith((")", "]", ",")):
+        return False  # cannot be a call, a list or a tuple of calls: skip the parser
     try:
         tree = ast.parse(body, mode="eval").body
     except Exception:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError
@@ -312,7 +316,7 @@ def text_holds_tool_call(text: str, markers: Iterable[str] = ()) -> bool:
     lowered = text.lower()
     if any(marker in lowered for marker in markers):
         return True
-    if paper_normalize(text) != text:
+    if "{" in text and paper_normalize(text) != text:  # it only rewrites text that opens with "{" or "[{"
         return True
     body = _whole_fence_body(text)
     if python_call_syntax(body if body is not None else text):
