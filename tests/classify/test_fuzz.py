@@ -108,10 +108,50 @@ def _labelled_sentences():
     return sentences
 
 
-_CUE_WORDS = (
-    "i you we can cannot not no able to please provide confirm would like me shall proceed is there anything "
-    "else policy tool function allow the a do have access way beyond outside what which book cancel done has been"
-).split()
+_CUE_WORDS = tuple(
+    [
+        "i",
+        "you",
+        "we",
+        "can",
+        "cannot",
+        "not",
+        "no",
+        "able",
+        "to",
+        "please",
+        "provide",
+        "confirm",
+        "would",
+        "like",
+        "me",
+        "shall",
+        "proceed",
+        "is",
+        "there",
+        "anything",
+        "else",
+        "policy",
+        "tool",
+        "function",
+        "allow",
+        "the",
+        "a",
+        "do",
+        "have",
+        "access",
+        "way",
+        "beyond",
+        "outside",
+        "what",
+        "which",
+        "book",
+        "cancel",
+        "done",
+        "has",
+        "been",
+    ]
+)
 
 
 def _cue_lists():

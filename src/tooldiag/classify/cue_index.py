@@ -18,16 +18,23 @@ searched, never missed.
 
 from __future__ import annotations
 
+import importlib
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-try:  # Python >= 3.11
-    from re import _constants as _sre_constants
-    from re import _parser as _sre_parser
-except ImportError:  # pragma: no cover - older interpreters
-    import sre_constants as _sre_constants  # type: ignore[no-redef]
-    import sre_parse as _sre_parser  # type: ignore[no-redef]
+
+def _sre_module(name: str, legacy: str) -> Any:
+    """``re._parser`` / ``re._constants`` (Python >= 3.11), else the older top-level modules."""
+    try:
+        return importlib.import_module(f"re.{name}")
+    except ImportError:  # pragma: no cover - Python < 3.11
+        return importlib.import_module(legacy)
+
+
+_sre_parser = _sre_module("_parser", "sre_parse")
+_sre_constants = _sre_module("_constants", "sre_constants")
 
 _AT = _sre_constants.AT
 _AT_BOUNDARY = _sre_constants.AT_BOUNDARY
@@ -36,7 +43,9 @@ _LITERAL = _sre_constants.LITERAL
 _SUBPATTERN = _sre_constants.SUBPATTERN
 _BRANCH = _sre_constants.BRANCH
 _REPEATS = tuple(
-    getattr(_sre_constants, name) for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") if hasattr(_sre_constants, name)
+    getattr(_sre_constants, name)
+    for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
+    if hasattr(_sre_constants, name)
 )
 
 #: A word of a sentence as the index sees it (``\w+``: "what's" gives "what" and "s").
@@ -64,7 +73,7 @@ def _walk(items: Sequence[Any], done: Key, partial: str, bounded: bool, want: in
             if partial:
                 if av is not _AT_BOUNDARY:
                     break
-                done, partial = done + (partial,), ""  # the word ended at a boundary
+                done, partial = (*done, partial), ""  # the word ended at a boundary
                 if len(done) == want:
                     return frozenset({done})
             bounded = True
@@ -84,7 +93,7 @@ def _walk(items: Sequence[Any], done: Key, partial: str, bounded: bool, want: in
             )
         if _only_non_word(op, av, allow_empty=not partial):
             if partial:
-                done, partial = done + (partial,), ""  # "please\s+provide": the word ends at the space
+                done, partial = (*done, partial), ""  # "please\s+provide": the word ends at the space
                 if len(done) == want:
                     return frozenset({done})
             bounded = True
@@ -102,7 +111,9 @@ def _only_non_word(op: Any, av: Any, *, allow_empty: bool) -> bool:
     """Does this element match only non-word characters (at least one unless ``allow_empty``)?"""
     if op in _REPEATS:
         low, _high, body = av
-        return (low >= 1 or allow_empty) and bool(body) and all(_only_non_word(o, a, allow_empty=False) for o, a in body)
+        return (
+            (low >= 1 or allow_empty) and bool(body) and all(_only_non_word(o, a, allow_empty=False) for o, a in body)
+        )
     if op is _sre_constants.IN:
         return bool(av) and all(_non_word_member(kind, value) for kind, value in av)
     return op is _LITERAL and not _WORD_CHAR.match(chr(av))
@@ -177,4 +188,4 @@ class IndexedCues:
 def sentence_keys(sentence: str) -> frozenset[Key]:
     """Every word and every pair of consecutive words of ``sentence``: what the index looks up."""
     words = WORD.findall(sentence)
-    return frozenset([(word,) for word in words] + list(zip(words, words[1:])))
+    return frozenset([(word,) for word in words] + list(itertools.pairwise(words)))

@@ -34,6 +34,7 @@ from typing import Any
 
 from tooldiag.classify.classes import ActionClass, highest_priority
 from tooldiag.classify.cue_index import IndexedCues, Key, sentence_keys
+from tooldiag.classify.cues import _entry_pattern as entry_pattern  # one entry's regex source
 from tooldiag.classify.cues import (
     alternation,
     fold_quotes,
@@ -41,7 +42,6 @@ from tooldiag.classify.cues import (
     merge_cues,
     read_extension,
 )
-from tooldiag.classify.cues import _entry_pattern as entry_pattern  # one entry's regex source
 from tooldiag.classify.registry import SchemeOptions, scheme
 from tooldiag.classify.syntax import structured_call_names, text_holds_tool_call
 
@@ -108,7 +108,9 @@ _OFFER_SHAPED = re.compile(
 # "... as well?", "... another one?": the question offers something beyond the request.
 _ADDITIONAL = re.compile(r"\b(?:as well|too|also|another|additional|other|more)\b[^?]*\?|\b(?:as well|too)\?")
 # "until you confirm", "unless you approve": a refusal that only waits for consent.
-_CONSENT_TAIL = re.compile(r"\byou(?: explicitly)? (?:confirm|approve|agree|consent|authori[sz]e|say yes|give (?:me )?the go-ahead)\b")
+_CONSENT_TAIL = re.compile(
+    r"\byou(?: explicitly)? (?:confirm|approve|agree|consent|authori[sz]e|say yes|give (?:me )?the go-ahead)\b"
+)
 _INFO_WORDS = (
     "knowing",
     "know",
@@ -187,26 +189,24 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
     markers = alternation(cues.get("plan_markers", ["i will"]))
     action_nouns = alternation(cues.get("action_nouns", ["cancellation"]))
     value_nouns = alternation(cues.get("value_nouns", ["id"]))
-    plan = _indexed(
+    plan = _indexed_sources(
         (
             rf"\b{markers}\b{_NEGATED_AFTER}[^.?!]{{0,60}}?\b(?:{verbs}|{action_nouns})\b",
             rf"\b(?:will|would|'ll|is going to|are going to) be {verbs}\b",
             rf"\byou(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b",
             rf"^(?:[-*\u2022]|\d+[.)])\s*\**{verbs}\b",
-        ),
-        regex=True,
+        )
     )
-    consent_verb = _indexed(
+    consent_verb = _indexed_sources(
         (
             rf"\b(?:shall|should|can|may) i (?:go ahead and |now |then |also )?{verbs}\b",
             rf"\b(?:would|do) you (?:still |also |now )?(?:like|want|wish) (?:me )?to (?:go ahead and |now )?{verbs}\b",
             rf"(?:^|[,:;] |\bso )you(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b[^?]*\?",
             r"\bto confirm,? you (?:want|would like|'d like|wish) to\b",
             rf"\b(?:ok|okay|alright|all right|good|fine|ready) to {verbs}\b[^.?!]*\?",
-            r"\blet me know (?:if|whether|once|when) (?:i should|i can|i may|you(?:'d| would)? like me to|you want me to) "
-            rf"(?:go ahead and )?{verbs}\b",
-        ),
-        regex=True,
+            r"\blet me know (?:if|whether|once|when) "
+            rf"(?:i should|i can|i may|you(?:'d| would)? like me to|you want me to) (?:go ahead and )?{verbs}\b",
+        )
     )
     # "Send it?" / "Book them now?" right after a stated plan.
     bare_action_question = re.compile(rf"^(?:and |so )?{verbs}(?: it| them| this| that| these| those| now| all)*\?$")
@@ -239,12 +239,11 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
     )
 
 
-def _indexed(entries: tuple[str, ...], *, regex: bool = False) -> IndexedCues | None:
-    """A cue list (phrases / ``re:`` entries, or raw regex sources) behind a word index."""
+def _indexed(entries: tuple[str, ...]) -> IndexedCues | None:
+    """A cue list (phrases and ``re:`` entries) behind a word index; ``None`` when empty."""
     if not entries:
         return None
-    sources = list(entries) if regex else [entry_pattern(entry) for entry in entries]
-    return _indexed_sources(tuple(sources))
+    return _indexed_sources(tuple(entry_pattern(entry) for entry in entries))
 
 
 @lru_cache(maxsize=512)
@@ -338,7 +337,7 @@ class _Reading:
     """One emission being classified: its sentences, their words, and emission-wide facts
     (a stated plan, a completed action), each computed once and only when a rule asks."""
 
-    __slots__ = ("p", "sentences", "words", "_plans", "_plan", "_completion")
+    __slots__ = ("_completion", "_plan", "_plans", "p", "sentences", "words")
 
     def __init__(self, p: _Patterns, sentences: list[str]) -> None:
         self.p = p
