@@ -220,7 +220,7 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
         offer=phrases("offer"),
         completion=phrases("completion"),
         note=(
-            re.compile(r"^(?:also,? |and |just |but )?" + alternation(cues["note_markers"]) + r"\b")
+            re.compile(r"^(?:also,? |and |just |but )?(?:please )?" + alternation(cues["note_markers"]) + r"\b")
             if cues.get("note_markers")
             else None
         ),
