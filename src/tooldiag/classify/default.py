@@ -102,7 +102,7 @@ _GENERIC_PLURAL_SUBJECT = re.compile(
 )
 # A yes/no question shaped like an offer: "Would you (also) like ...", "Want me to ...", "Do you want ...".
 _OFFER_SHAPED = re.compile(
-    r"^(?:[a-z]+[,!] )?(?:and |also |or )?(?:(?:would|do) you (?:also |still |perhaps |maybe )?(?:like|want|need)"
+    r"^\W*(?:[a-z]+[,!] )?(?:and |also |or )?(?:(?:would|do) you (?:also |still |perhaps |maybe )?(?:like|want|need)"
     r"|(?:want|need) me to|(?:shall|should|can|may) i also|how about|maybe|perhaps)\b"
 )
 # "... as well?", "... another one?": the question offers something beyond the request.
@@ -139,7 +139,7 @@ _INFO_WORDS = (
     "you tell",
 )
 _WH_QUESTION = re.compile(
-    r"(?:^|[,:;] |^(?:so|and|also|then|now|great|ok|okay|alright|sure|first|next|lastly|finally),? )"
+    r"(?:^\W*|[,:;] |^(?:so|and|also|then|now|great|ok|okay|alright|sure|first|next|lastly|finally),? )"
     r"(?:what|which|where|when|who|whom|whose|how)\b[^?]*\?"
 )
 _CHOICE_QUESTION = re.compile(
@@ -228,7 +228,11 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
         bare_action_question=bare_action_question,
         plan=plan,
         consent_verb=consent_verb,
-        blocked=re.compile(r"\b(?:without|until|unless)\b(?P<tail>[^.?!;]{0,80})"),
+        blocked=re.compile(
+            r"\b(?:without|until|unless|(?:because|since|as) (?=i do not know\b|i do not have (?:the|your)\b"
+            r"|you (?:have not|did not) (?:tell|told|give|given|specify|specified|provide|provided|say|said)\b))"
+            r"(?P<tail>[^.?!;]{0,80})"
+        ),
         capability=re.compile(r"\b" + alternation(cues.get("capability_nouns", ["function"])) + r"\b"),
         consent_noun=re.compile(
             r"\byour (?:explicit |express )?" + alternation(cues.get("consent_nouns", ["confirmation"])) + r"\b"
