@@ -105,6 +105,12 @@ _OFFER_SHAPED = re.compile(
     r"^\W*(?:[a-z]+[,!] )?(?:and |also |or )?(?:(?:would|do) you (?:also |still |perhaps |maybe )?(?:like|want|need)"
     r"|(?:want|need) me to|(?:shall|should|can|may) i also|how about|maybe|perhaps)\b"
 )
+# "confirm that you ...", "confirm with yes ...": the object of "confirm" is the user's consent.
+_CONSENT_OBJECT = re.compile(
+    r"\s*(?:(?:that |if |whether )?you\b|(?:with |by saying |by replying |by typing )?(?:a )?['\"]?(?:yes|ok|okay)\b)"
+)
+# "1." on its own after the sentence split: the number of a list item, glued back to its text.
+_LIST_NUMBER = re.compile(r"\d{1,3}[.)]")
 # "... as well?", "... another one?": the question offers something beyond the request.
 _ADDITIONAL = re.compile(r"\b(?:as well|too|also|another|additional|other|more)\b[^?]*\?|\b(?:as well|too)\?")
 # "until you confirm", "unless you approve": a refusal that only waits for consent.
@@ -201,6 +207,7 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
         (
             rf"\b(?:shall|should|can|may) i (?:go ahead and |now |then |also )?{verbs}\b",
             rf"\b(?:would|do) you (?:still |also |now )?(?:like|want|wish) (?:me )?to (?:go ahead and |now )?{verbs}\b",
+            rf"\b(?:would|do) you (?:like|want) (?:the|your|this|that|these|those|it|them)\b[^?]{{0,50}}? {verbs}\b",
             rf"(?:^|[,:;] |\bso )you(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b[^?]*\?",
             r"\bto confirm,? you (?:want|would like|'d like|wish) to\b",
             rf"\b(?:ok|okay|alright|all right|good|fine|ready) to {verbs}\b[^.?!]*\?",
@@ -333,8 +340,15 @@ def clean_for_cues(text: str) -> list[str]:
     if "'" in text:
         text = _SINGLE_QUOTED.sub(_mask_long_quote, text)
     text = expand_contractions(text.lower())
-    sentences = (_SPACES.sub(" ", part).strip() for line in text.split("\n") for part in _SENTENCE_BREAK.split(line))
+    sentences = (_SPACES.sub(" ", part).strip() for line in text.split("\n") for part in _split_line(line))
     return [s for s in sentences if s]
+
+
+def _split_line(line: str) -> list[str]:
+    parts = _SENTENCE_BREAK.split(line)
+    if len(parts) > 1 and _LIST_NUMBER.fullmatch(parts[0].strip()):
+        parts[:2] = [parts[0] + " " + parts[1]]
+    return parts
 
 
 class _Reading:
@@ -518,7 +532,7 @@ class DefaultClassifier:
         if not match:
             return None
         tail = match.group("tail")
-        if re.match(r"\s*(?:that |if |whether )?you\b", tail):
+        if _CONSENT_OBJECT.match(tail):
             return ActionClass.CONFIRM
         if p.value_noun.search(tail):
             return ActionClass.ASK
