@@ -20,7 +20,17 @@ works sentence by sentence on text with quoted echoes, code and URLs removed:
   question that is not an offer, greeting or consent request.
 * everything else is **other** (results, completion claims, offers, greetings).
 
+Context across sentences turns some cues off: an impersonal policy rule after a
+completed action (``completion``; "Note: orders can't be cancelled once shipped",
+introduced by ``note_markers`` or a bare plural) is a note, not a refusal; after a
+result, an offer-shaped question ("Would you like the forecast too?", and after a
+completed action also "... or schedule another post?") is an offer; a sentence that
+tells the user to act elsewhere (``user_action``: "confirm the payment in your app")
+requests nothing from the agent's side.
+
 Classes combine by the paper's priority tool_call > refuse > ask > confirm > other.
+Cue lists are searched through a word index (:mod:`tooldiag.classify.cue_index`),
+which gives the answers of one search of each whole list at a fraction of the cost.
 """
 
 from __future__ import annotations
