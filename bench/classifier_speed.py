@@ -47,6 +47,8 @@ ADVERSARIAL: dict[str, Callable[[], str]] = {
     "tool_call tag + text": lambda: "<tool_call>" + _repeat_to("a"),
     "apostrophes": lambda: _repeat_to("'"),
     "confirm chains": lambda: _repeat_to("please confirm you "),
+    "consent clauses, no '?'": lambda: _repeat_to("so you would like to book it and "),
+    "'?' then choices": lambda: "?" + _repeat_to("a or b then "),
 }
 
 

@@ -122,7 +122,7 @@ _CONSENT_OBJECT = re.compile(
 # "1." on its own after the sentence split: the number of a list item, glued back to its text.
 _LIST_NUMBER = re.compile(r"\d{1,3}[.)]")
 # "... as well?", "... another one?": the question offers something beyond the request.
-_ADDITIONAL = re.compile(r"\b(?:as well|too|also|another|additional|other|more)\b[^?]*\?|\b(?:as well|too)\?")
+_ADDITIONAL = re.compile(r"\b(?:as well|too|also|another|additional|other|more)\b[^?]{0,400}\?|\b(?:as well|too)\?")
 # "until you confirm", "unless you approve": a refusal that only waits for consent.
 _CONSENT_TAIL = re.compile(
     r"\byou(?: explicitly)? (?:confirm|approve|agree|consent|authori[sz]e|say yes|give (?:me )?the go-ahead)\b"
@@ -154,13 +154,15 @@ _INFO_WORDS = (
     "you provide",
     "you tell",
 )
+# Gaps before the "?" are bounded (400 characters) so that no search is quadratic in a
+# long sentence without one.
 _WH_QUESTION = re.compile(
     r"(?:^\W*|[,:;] |^(?:so|and|also|then|now|great|ok|okay|alright|sure|first|next|lastly|finally),? )"
-    r"(?:what|which|where|when|who|whom|whose|how)\b[^?]*\?"
+    r"(?:what|which|where|when|who|whom|whose|how)\b[^?]{0,400}\?"
 )
 _CHOICE_QUESTION = re.compile(
     r"\b[\w#$.'-]+,? or (?!not\b|no\b|would\b|do\b|is\b|are\b|should\b|shall\b|if\b|anything\b|something\b|"
-    r"make\b|change\b|need\b|want\b|have\b|did\b|does\b|can\b|could\b|will\b|just let\b)[\w#$.'-]+[^?]*\?"
+    r"make\b|change\b|need\b|want\b|have\b|did\b|does\b|can\b|could\b|will\b|just let\b)[\w#$.'-]+[^?]{0,400}\?"
 )
 _CHOICE_AMONG = re.compile(
     r"\b(?:one of (?:these|those|them|the above|the following)|either of (?:these|those|them)|which one)\b"
@@ -218,9 +220,9 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
             rf"\b(?:shall|should|can|may) i (?:go ahead and |now |then |also )?{verbs}\b",
             rf"\b(?:would|do) you (?:still |also |now )?(?:like|want|wish) (?:me )?to (?:go ahead and |now )?{verbs}\b",
             rf"\b(?:would|do) you (?:like|want) (?:the|your|this|that|these|those|it|them)\b[^?]{{0,50}}? {verbs}\b",
-            rf"(?:^|[,:;] |\bso )you(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b[^?]*\?",
+            rf"(?:^|[,:;] |\bso )you(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b[^?]{{0,400}}\?",
             r"\bto confirm,? you (?:want|would like|'d like|wish) to\b",
-            rf"\b(?:ok|okay|alright|all right|good|fine|ready) to {verbs}\b[^.?!]*\?",
+            rf"\b(?:ok|okay|alright|all right|good|fine|ready) to {verbs}\b[^.?!]{{0,400}}\?",
             r"\blet me know (?:if|whether|once|when) "
             rf"(?:i should|i can|i may|you(?:'d| would)? like me to|you want me to) (?:go ahead and )?{verbs}\b",
         )
