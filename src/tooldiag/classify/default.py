@@ -320,6 +320,8 @@ def expand_contractions(text: str) -> str:
     Applied to folded text and to every cue entry (plain or regex) alike, so a cue
     written either way matches both spellings.
     """
+    if "'" not in text:  # every contraction has one
+        return text
     return _CONTRACTION_RE.sub(lambda m: _EXPANSION[m.group(0)], text)
 
 
