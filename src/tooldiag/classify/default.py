@@ -478,8 +478,10 @@ class DefaultClassifier:
             tail = blocked.group("tail")
             if p.consent_noun.search(tail) or _CONSENT_TAIL.search(tail):
                 return ActionClass.CONFIRM
-            if p.info.search(tail) and not p.capability.search(tail) and not _POLICY.search(tail):
-                return ActionClass.ASK
+            if not p.capability.search(tail) and not _POLICY.search(tail):
+                # blocked on something the user can supply: ask when it names information,
+                # and otherwise ask only if the emission asks for it ("... Which card?")
+                return ActionClass.ASK if p.info.search(tail) else "generic"
         if (
             _GENERIC_BLOCK.search(scrubbed)
             and not p.capability.search(scrubbed)
