@@ -203,7 +203,10 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
     def phrases(key: str) -> IndexedCues | None:
         return _indexed(tuple(expand_contractions(entry) for entry in cues.get(key, [])))
 
-    verbs = alternation(cues.get("action_verbs", ["book"])) + _VERB_SUFFIX
+    verb_list = cues.get("action_verbs", ["book"])
+    # "delete" -> "deleting": the suffixes below are appended to the whole verb
+    verbs = alternation(verb_list + [v[:-1] + "ing" for v in verb_list if v.endswith("e") and not v.endswith("ee")])
+    verbs += _VERB_SUFFIX
     markers = alternation(cues.get("plan_markers", ["i will"]))
     action_nouns = alternation(cues.get("action_nouns", ["cancellation"]))
     value_nouns = alternation(cues.get("value_nouns", ["id"]))

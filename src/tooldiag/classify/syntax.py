@@ -18,6 +18,7 @@ never evaluated. Every function here returns a value for any input and never rai
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import re
 from collections.abc import Iterable
@@ -284,6 +285,16 @@ def _json_call_payload(body: str) -> bool:
     return _openai_style_calls(value)
 
 
+_LINE_OPENS_JSON = re.compile(r"\n[ \t]*(?=[\[{])")
+
+
+def _json_call_after_prose(text: str, max_starts: int = 5) -> bool:
+    """A JSON call payload that starts a line after some prose and runs to the end of the text
+    ("Sure, I'll check.\n\n{"name": "get_order_details", "arguments": {...}}")."""
+    starts = itertools.islice(_LINE_OPENS_JSON.finditer(text), max_starts)
+    return any(_json_call_payload(text[match.end() :]) for match in starts)
+
+
 def _openai_style_calls(value: Any) -> bool:
     """``{"tool_calls": [...]}``, ``{"function": {"name": ...}}`` or a list of those."""
     items = value if isinstance(value, list) else [value]
@@ -332,6 +343,8 @@ def text_holds_tool_call(text: str, markers: Iterable[str] = ()) -> bool:
     if _json_call_payload(text):
         return True
     if "[" in text and len(text) <= MAX_PARSE_CHARS and embedded_call_list(text):
+        return True
+    if ("\n{" in text or "\n[" in text) and len(text) <= MAX_PARSE_CHARS and _json_call_after_prose(text):
         return True
     if "```" in text and len(text) <= MAX_PARSE_CHARS:
         for match in _FENCE.finditer(text):
