@@ -91,7 +91,7 @@ _REPORTED_SPEECH = re.compile(
 _BLOCKQUOTE = re.compile(r"^\s*>.*$", re.MULTILINE)
 # Reasoning the model did not address to the user (Qwen3, DeepSeek-R1 style).
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
-_SPACES = re.compile(r"\s+")
+_SPACES_IN_LINE = re.compile(r"[^\S\n]+")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 _VERB_SUFFIX = r"(?:s|es|ed|d|ing|led|ling|ted|ting|ped|ping|red|ring)?"
 _NEGATED_AFTER = r"(?!n't|'t| not)"
@@ -338,7 +338,8 @@ def clean_for_cues(text: str) -> list[str]:
     """Sentences of ``text`` with code, URLs, block quotes and long quoted echoes removed, folded."""
     if len(text) > MAX_ANALYSED_CHARS:
         text = text[:40_000] + "\n" + text[-20_000:]
-    text = fold_quotes(text)
+    if not text.isascii():
+        text = fold_quotes(text)
     # Each rewrite runs only when its trigger character is present: most emissions are
     # one or two plain sentences, and every skipped scan is time saved.
     if "*" in text or "_" in text or "~" in text:
@@ -357,8 +358,8 @@ def clean_for_cues(text: str) -> list[str]:
         text = _QUOTED.sub(_mask_long_quote, text)
     if "'" in text:
         text = _SINGLE_QUOTED.sub(_mask_long_quote, text)
-    text = expand_contractions(text.lower())
-    sentences = (_SPACES.sub(" ", part).strip() for line in text.split("\n") for part in _split_line(line))
+    text = _SPACES_IN_LINE.sub(" ", expand_contractions(text.lower()))
+    sentences = (part.strip() for line in text.split("\n") for part in _split_line(line))
     return [s for s in sentences if s]
 
 
