@@ -117,7 +117,8 @@ _OFFER_SHAPED = re.compile(
 )
 # "confirm that you ...", "confirm with yes ...": the object of "confirm" is the user's consent.
 _CONSENT_OBJECT = re.compile(
-    r"\s*(?:(?:that |if |whether )?you\b|(?:with |by saying |by replying |by typing )?(?:a )?['\"]?(?:yes|ok|okay)\b)"
+    r"\s*(?:(?:that |if |whether )?(?:you\b|i (?:should|can|may|shall)\b)"
+    r"|(?:with |by saying |by replying |by typing )?(?:a )?['\"]?(?:yes|ok|okay)\b)"
 )
 # "1." on its own after the sentence split: the number of a list item, glued back to its text.
 _LIST_NUMBER = re.compile(r"\d{1,3}[.)]")
@@ -157,7 +158,8 @@ _INFO_WORDS = (
 # Gaps before the "?" are bounded (400 characters) so that no search is quadratic in a
 # long sentence without one.
 _WH_QUESTION = re.compile(
-    r"(?:^\W*|[,:;] |^(?:so|and|also|then|now|great|ok|okay|alright|sure|first|next|lastly|finally),? )"
+    r"(?:^\W*(?:(?:in|on|at|for|to|from|of|with|by|about|into|under|during|through) )?|[,:;] "
+    r"|^(?:so|and|also|then|now|great|ok|okay|alright|sure|first|next|lastly|finally),? )"
     r"(?:what|which|where|when|who|whom|whose|how)\b[^?]{0,400}\?"
 )
 _CHOICE_QUESTION = re.compile(
