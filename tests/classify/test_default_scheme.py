@@ -64,6 +64,63 @@ def test_issue_definitions(text, expected):
     assert classify(text) is expected
 
 
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # wh-questions without a leading auxiliary
+        ("In which cinema hall would you like to watch the movie?", ASK),
+        ("Which artist's version of the song do you mean?", ASK),
+        # refusals phrased as inability, missing access or missing tools
+        ("I'm unable to retrieve that information as I don't have access to your bank records.", REFUSE),
+        ("I have no way to check that.", REFUSE),
+        ("Sending faxes is beyond what my current tools can do.", REFUSE),
+        ("I don't have a weather tool, so I can't look up the forecast.", REFUSE),
+        ("The provided functions don't include anything for deleting an account.", REFUSE),
+        ("This order has been delivered, so it can no longer be cancelled.", REFUSE),
+        ("I'm sorry, but your fare type doesn't allow changes.", REFUSE),
+        ("That request falls outside what I'm allowed to do, so I'll have to decline.", REFUSE),
+        ("I've cancelled the first order, but the second one has shipped and cannot be cancelled.", REFUSE),
+        # "could you confirm if / which ...": a question for information
+        ("Could you confirm if the file is in /tmp?", ASK),
+        ("Could you confirm which account you'd like to use?", ASK),
+        ("Sure! I just need a couple of details first: the ticket ID and a description.", ASK),
+        ("Would you like to return the whole order, or only the keyboard?", ASK),  # choice after a comma
+        # instructions to the user are other
+        ("Please confirm the transaction in your banking app to complete the transfer.", OTHER),
+        ("To finish setup, please confirm your email by clicking the link we sent you.", OTHER),
+        # a question inside quoted or reported text is other
+        ('Done! I posted your tweet: "Has anyone tried the new cafe? Thoughts?"', OTHER),
+        ("I found the following message from Bob: 'Can you call me back?'", OTHER),
+        ("The note in the file says: Can you review this by Monday?", OTHER),
+        # offers at the end of a reply are other
+        ("Your tweet has been posted! Would you like to check engagement metrics or schedule another post?", OTHER),
+        ("The message was delivered. Do you want to send another one?", OTHER),
+        ("It's 21 degrees in Berlin. Would you like the hourly forecast too?", OTHER),
+        ("I've updated the address. Anything else?", OTHER),
+        # a policy note after a completed action is other
+        ("Your cancellation is complete. Note: orders can't be cancelled once shipped.", OTHER),
+        ("The exchange is done. Please note that exchanged items cannot be exchanged again.", OTHER),
+        ("Your order was placed. Note: you cannot cancel orders once they are shipped.", OTHER),
+        # acknowledging that the user declined is other
+        ("Okay, I won't make any changes then.", OTHER),
+        ("Okay, I won't be making any changes to your account today.", OTHER),
+        # consent requests the rules used to miss
+        ("I'll need your explicit confirmation (yes) before I cancel the order.", CONFIRM),
+        ("Summary: Wireless Mouse, $29.99. Reply **yes** to place the order.", CONFIRM),
+        ("Please review the details above and let me know if I should proceed with the booking.", CONFIRM),
+        ('I\'ll send this message to Bob: "Running late, see you at 7". Send it?', CONFIRM),
+        ("Just to double-check: the ticket title is 'Login issue'. Okay to submit?", CONFIRM),
+        ("I won't be able to finalize the change until you confirm.", CONFIRM),
+        ("I'll refund $45 to your Mastercard. Does that work for you?", CONFIRM),
+        ("Great, I found a flight for $275. Would you like me to book it?", CONFIRM),
+        # a call list after a colon that closes the emission
+        ("I can't tell which file you mean, so I'll list them first: [ls()]", TC),
+    ],
+)
+def test_issue_11_miss_families(text, expected):
+    assert classify(text) is expected
+
+
 def test_default_is_the_default_scheme():
     assert classify("Shall I proceed?") is classify("Shall I proceed?", scheme="default") is CONFIRM
 

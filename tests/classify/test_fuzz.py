@@ -3,6 +3,7 @@ malformed tool-call JSON)."""
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -91,3 +92,112 @@ def test_huge_and_pathological_text():
         for scheme in SCHEMES:
             assert isinstance(classify(text, scheme=scheme), ActionClass)
     assert classify(huge_prose) is ActionClass.ASK
+
+
+def _labelled_sentences():
+    import pathlib
+
+    from tooldiag.classify.default import clean_for_cues
+
+    sentences = []
+    for path in sorted((pathlib.Path(__file__).resolve().parents[1] / "data" / "classifier").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            content = json.loads(line).get("content") if line.strip() else None
+            if isinstance(content, str):
+                sentences.extend(clean_for_cues(content))
+    return sentences
+
+
+_CUE_WORDS = tuple(
+    [
+        "i",
+        "you",
+        "we",
+        "can",
+        "cannot",
+        "not",
+        "no",
+        "able",
+        "to",
+        "please",
+        "provide",
+        "confirm",
+        "would",
+        "like",
+        "me",
+        "shall",
+        "proceed",
+        "is",
+        "there",
+        "anything",
+        "else",
+        "policy",
+        "tool",
+        "function",
+        "allow",
+        "the",
+        "a",
+        "do",
+        "have",
+        "access",
+        "way",
+        "beyond",
+        "outside",
+        "what",
+        "which",
+        "book",
+        "cancel",
+        "done",
+        "has",
+        "been",
+    ]
+)
+
+
+def _cue_lists():
+    from tooldiag.classify.default import DefaultClassifier
+
+    patterns = DefaultClassifier()._p
+    return [value for value in vars(patterns).values() if hasattr(value, "pattern") and hasattr(value, "unkeyed")]
+
+
+def test_word_index_agrees_with_the_full_alternation_on_the_labelled_sentences():
+    """IndexedCues.search skips entries whose key words are absent; it must never change an answer."""
+    from tooldiag.classify.cue_index import sentence_keys
+
+    lists = _cue_lists()
+    for sentence in _labelled_sentences():
+        keys = sentence_keys(sentence)
+        for cues in lists:
+            assert cues.search(sentence, keys) == bool(cues.pattern.search(sentence)), (sentence, cues.pattern.pattern)
+
+
+@FUZZ
+@given(
+    words=st.lists(
+        st.sampled_from(_CUE_WORDS) | st.text(alphabet="abcdefghijklmnopqrstuvwxyz'-?.,:; ", max_size=6), max_size=14
+    ),
+    separators=st.lists(st.sampled_from([" ", "  ", ", ", "'", "-", "\t", "?", ". "]), max_size=14),
+)
+def test_word_index_agrees_with_the_full_alternation_on_cue_soup(words, separators):
+    from tooldiag.classify.cue_index import sentence_keys
+
+    sentence = "".join(w + (separators[i] if i < len(separators) else " ") for i, w in enumerate(words))
+    keys = sentence_keys(sentence)
+    for cues in _cue_lists():
+        assert cues.search(sentence, keys) == bool(cues.pattern.search(sentence)), (sentence, cues.pattern.pattern)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "unit",
+    ['"?', 'He said "can you help me?" and left. ', "[", "can't ", "Which file? I cannot tell. ", "'", "<think>"],
+)
+def test_one_megabyte_adversarial_input_is_classified_in_linear_time(unit):
+    """Coarse: bench/classifier_speed.py measures about 0.2 s at most; 5 s only catches a quadratic path."""
+    import time
+
+    text = (unit * (1_000_000 // len(unit) + 1))[:1_000_000]
+    start = time.process_time()
+    assert isinstance(classify(text), ActionClass)
+    assert time.process_time() - start < 5

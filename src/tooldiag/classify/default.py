@@ -20,7 +20,17 @@ works sentence by sentence on text with quoted echoes, code and URLs removed:
   question that is not an offer, greeting or consent request.
 * everything else is **other** (results, completion claims, offers, greetings).
 
+Context across sentences turns some cues off: an impersonal policy rule after a
+completed action (``completion``; "Note: orders can't be cancelled once shipped",
+introduced by ``note_markers`` or a bare plural) is a note, not a refusal; after a
+result, an offer-shaped question ("Would you like the forecast too?", and after a
+completed action also "... or schedule another post?") is an offer; a sentence that
+tells the user to act elsewhere (``user_action``: "confirm the payment in your app")
+requests nothing from the agent's side.
+
 Classes combine by the paper's priority tool_call > refuse > ask > confirm > other.
+Cue lists are searched through a word index (:mod:`tooldiag.classify.cue_index`),
+which gives the answers of one search of each whole list at a fraction of the cost.
 """
 
 from __future__ import annotations
@@ -33,11 +43,11 @@ from pathlib import Path
 from typing import Any
 
 from tooldiag.classify.classes import ActionClass, highest_priority
+from tooldiag.classify.cue_index import IndexedCues, Key, sentence_keys
+from tooldiag.classify.cues import _entry_pattern as entry_pattern  # one entry's regex source
 from tooldiag.classify.cues import (
     alternation,
     builtin_languages,
-    compile_phrases,
-    fold,
     fold_quotes,
     load_builtin,
     load_builtin_language,
@@ -57,15 +67,36 @@ _URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+")
 # short ones ("yes", "no longer needed") are kept because consent cues quote them.
 # Possessive quantifier: linear time on any input (the scan cannot backtrack).
 _QUOTED = re.compile(r'"[^"\n]*+"')
+# Single-quoted spans: the opening quote follows no letter and the closing one precedes
+# none, so apostrophes ("can't", "Bob's") never open or close a span.
+_SINGLE_QUOTED = re.compile(r"(?<!\w)'[^'\n]*+'(?!\w)")
 
 
 def _mask_long_quote(match: re.Match[str]) -> str:
-    return ' "quoted text" ' if len(match.group(0)[1:-1].split()) >= 4 else match.group(0)
+    """An echo is four words or more, or holds a question mark (a question the user is not asked)."""
+    inner = match.group(0)[1:-1]
+    return ' "quoted text" ' if "?" in inner or len(inner.split()) >= 4 else match.group(0)
 
 
+def _mask_reported_speech(match: re.Match[str]) -> str:
+    verb = match.group(0).split(":", 1)[0]
+    return f"{verb}: quoted text."
+
+
+# Markdown emphasis splits cue phrases ("Reply **yes** to ...").
+_EMPHASIS = re.compile(r"\*\*+|__+|~~")
+
+
+# "The note says: Can you review this?": what follows a speech verb and a colon is an echo.
+_REPORTED_SPEECH = re.compile(
+    r"\b(?:says|said|reads|read|wrote|writes|states|stated|asks|asked|replied|replies|commented|posted|tweeted):"
+    r"[ \t]*+[^\n]++",
+    re.IGNORECASE,
+)
 _BLOCKQUOTE = re.compile(r"^\s*>.*$", re.MULTILINE)
 # Reasoning the model did not address to the user (Qwen3, DeepSeek-R1 style).
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
+_SPACES_IN_LINE = re.compile(r"[^\S\n]+")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 _VERB_SUFFIX = r"(?:s|es|ed|d|ing|led|ling|ted|ting|ped|ping|red|ring)?"
 _NEGATED_AFTER = r"(?!n't|'t| not)"
@@ -74,6 +105,33 @@ _GENERIC_BLOCK = re.compile(
     r"\b(?:cannot|can not|unable to|not able to|will not be able to)\s+"
     r"(?:proceed|continue|complete|move forward|go ahead|help|assist|do (?:that|this|it)|process "
     r"(?:this|that|it|your request))\b"
+)
+_FIRST_PERSON_OR_REGRET = re.compile(
+    r"\b(?:i|i'm|i've|i'll|i'd|me|my|we|we're|our|us|unfortunately|sorry|afraid|regret\w*|apolog\w*)\b"
+)
+# "Items that have already shipped can't ...", "Refunds to gift cards can't ...": a bare plural
+# (no article or possessive) opening the sentence states a general rule.
+_GENERIC_PLURAL_SUBJECT = re.compile(
+    r"^(?!(?:the|this|that|these|those|your|its|his|her|their|it|you|they|there|which|what|any|some|all|both)\b)"
+    r"(?:[a-z-]+ ){0,2}[a-z]+s\b(?! (?:is|was|has)\b)"
+)
+# A yes/no question shaped like an offer: "Would you (also) like ...", "Want me to ...", "Do you want ...".
+_OFFER_SHAPED = re.compile(
+    r"^\W*(?:[a-z]+[,!] )?(?:and |also |or )?(?:(?:would|do) you (?:also |still |perhaps |maybe )?(?:like|want|need)"
+    r"|(?:want|need) me to|(?:shall|should|can|may) i also|how about|maybe|perhaps)\b"
+)
+# "confirm that you ...", "confirm with yes ...": the object of "confirm" is the user's consent.
+_CONSENT_OBJECT = re.compile(
+    r"\s*(?:(?:that |if |whether )?(?:you\b|i (?:should|can|may|shall)\b)"
+    r"|(?:with |by saying |by replying |by typing )?(?:a )?['\"]?(?:yes|ok|okay)\b)"
+)
+# "1." on its own after the sentence split: the number of a list item, glued back to its text.
+_LIST_NUMBER = re.compile(r"\d{1,3}[.)]")
+# "... as well?", "... another one?": the question offers something beyond the request.
+_ADDITIONAL = re.compile(r"\b(?:as well|too|also|another|additional|other|more)\b[^?]{0,400}\?|\b(?:as well|too)\?")
+# "until you confirm", "unless you approve": a refusal that only waits for consent.
+_CONSENT_TAIL = re.compile(
+    r"\byou(?: explicitly)? (?:confirm|approve|agree|consent|authori[sz]e|say yes|give (?:me )?the go-ahead)\b"
 )
 _INFO_WORDS = (
     "knowing",
@@ -102,13 +160,16 @@ _INFO_WORDS = (
     "you provide",
     "you tell",
 )
+# Gaps before the "?" are bounded (400 characters) so that no search is quadratic in a
+# long sentence without one.
 _WH_QUESTION = re.compile(
-    r"(?:^|[,:;] |^(?:so|and|also|then|now|great|ok|okay|alright|sure|first|next|lastly|finally),? )"
-    r"(?:what|which|where|when|who|whom|whose|how)\b[^?]*\?"
+    r"(?:^\W*(?:(?:in|on|at|for|to|from|of|with|by|about|into|under|during|through) )?|[,:;] "
+    r"|^(?:so|and|also|then|now|great|ok|okay|alright|sure|first|next|lastly|finally),? )"
+    r"(?:what|which|where|when|who|whom|whose|how)\b[^?]{0,400}\?"
 )
 _CHOICE_QUESTION = re.compile(
-    r"\b[\w#$.'-]+ or (?!not\b|no\b|would\b|do\b|is\b|are\b|should\b|shall\b|if\b|anything\b|something\b|"
-    r"make\b|change\b|need\b|want\b|have\b|did\b|does\b|can\b|could\b|will\b|just let\b)[\w#$.'-]+[^?]*\?"
+    r"\b[\w#$.'-]+,? or (?!not\b|no\b|would\b|do\b|is\b|are\b|should\b|shall\b|if\b|anything\b|something\b|"
+    r"make\b|change\b|need\b|want\b|have\b|did\b|does\b|can\b|could\b|will\b|just let\b)[\w#$.'-]+[^?]{0,400}\?"
 )
 _CHOICE_AMONG = re.compile(
     r"\b(?:one of (?:these|those|them|the above|the following)|either of (?:these|those|them)|which one)\b"
@@ -125,14 +186,18 @@ class _Patterns:
     """The compiled cue lists of one classifier instance."""
 
     markers: tuple[str, ...]
-    refuse: re.Pattern[str] | None
-    refuse_exceptions: re.Pattern[str] | None
-    ask: re.Pattern[str] | None
-    consent: re.Pattern[str] | None
-    consent_if_plan: re.Pattern[str] | None
-    offer: re.Pattern[str] | None
-    plan: re.Pattern[str]
-    consent_verb: re.Pattern[str]
+    refuse: IndexedCues | None
+    refuse_exceptions: IndexedCues | None
+    ask: IndexedCues | None
+    consent: IndexedCues | None
+    consent_if_plan: IndexedCues | None
+    offer: IndexedCues | None
+    completion: IndexedCues | None
+    note: re.Pattern[str] | None
+    user_action: IndexedCues | None
+    plan: IndexedCues
+    consent_verb: IndexedCues
+    bare_action_question: re.Pattern[str]
     blocked: re.Pattern[str]
     capability: re.Pattern[str]
     consent_noun: re.Pattern[str]
@@ -142,25 +207,39 @@ class _Patterns:
 
 
 def _compile(cues: dict[str, list[str]]) -> _Patterns:
-    def phrases(key: str) -> re.Pattern[str] | None:
-        return compile_phrases(tuple(expand_contractions(entry) for entry in cues.get(key, [])))
+    def phrases(key: str) -> IndexedCues | None:
+        return _indexed(tuple(expand_contractions(entry) for entry in cues.get(key, [])))
 
-    verbs = alternation(cues.get("action_verbs", ["book"])) + _VERB_SUFFIX
+    verb_list = cues.get("action_verbs", ["book"])
+    # "delete" -> "deleting": the suffixes below are appended to the whole verb
+    verbs = alternation(verb_list + [v[:-1] + "ing" for v in verb_list if v.endswith("e") and not v.endswith("ee")])
+    verbs += _VERB_SUFFIX
     markers = alternation(cues.get("plan_markers", ["i will"]))
     action_nouns = alternation(cues.get("action_nouns", ["cancellation"]))
     value_nouns = alternation(cues.get("value_nouns", ["id"]))
-    plan = re.compile(
-        rf"\b{markers}\b{_NEGATED_AFTER}[^.?!]{{0,60}}?\b(?:{verbs}|{action_nouns})\b"
-        rf"|\b(?:will|would|'ll|is going to|are going to) be {verbs}\b"
-        rf"|\byou(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b"
-        rf"|^(?:[-*\u2022]|\d+[.)])\s*\**{verbs}\b"
+    plan = _indexed_sources(
+        (
+            rf"\b{markers}\b{_NEGATED_AFTER}[^.?!]{{0,60}}?\b(?:{verbs}|{action_nouns})\b",
+            rf"\b(?:will|would|'ll|is going to|are going to) be {verbs}\b",
+            rf"\byou(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b",
+            rf"^(?:[-*\u2022]|\d+[.)])\s*\**{verbs}\b",
+        )
     )
-    consent_verb = re.compile(
-        rf"\b(?:shall|should|can|may) i (?:go ahead and |now |then |also )?{verbs}\b"
-        rf"|\b(?:would|do) you (?:still |also |now )?(?:like|want|wish) (?:me )?to (?:go ahead and |now )?{verbs}\b"
-        rf"|(?:^|[,:;] |\bso )you(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b[^?]*\?"
-        rf"|\bto confirm,? you (?:want|would like|'d like|wish) to\b"
+    consent_verb = _indexed_sources(
+        (
+            rf"\b(?:shall|should|can|may) i (?:go ahead and |now |then |also )?{verbs}\b",
+            rf"\b(?:would|do) you (?:still |also |now )?(?:like|want|wish) (?:me )?to (?:go ahead and |now )?{verbs}\b",
+            rf"\b(?:would|do) you (?:like|want) (?:the|your|this|that|these|those|it|them)\b[^?]{{0,50}}? {verbs}\b",
+            rf"(?:^|[,:;] |\bso )you(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b[^?]{{0,400}}\?",
+            r"\bto confirm,? you (?:want|would like|'d like|wish) to\b",
+            rf"^\W*(?:so,? |ok,? |okay,? )?want me to (?:go ahead and |now )?{verbs}\b",
+            rf"\b(?:ok|okay|alright|all right|good|fine|ready) to {verbs}\b[^.?!]{{0,400}}\?",
+            r"\blet me know (?:if|whether|once|when) "
+            rf"(?:i should|i can|i may|you(?:'d| would)? like me to|you want me to) (?:go ahead and )?{verbs}\b",
+        )
     )
+    # "Send it?" / "Book them now?" right after a stated plan.
+    bare_action_question = re.compile(rf"^(?:and |so )?{verbs}(?: it| them| this| that| these| those| now| all)*\?$")
     return _Patterns(
         markers=tuple(m.lower() for m in cues.get("syntax_markers", [])),
         refuse=phrases("refuse"),
@@ -169,9 +248,21 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
         consent=phrases("consent"),
         consent_if_plan=phrases("consent_if_plan"),
         offer=phrases("offer"),
+        completion=phrases("completion"),
+        note=(
+            re.compile(r"^(?:also,? |and |just |but )?(?:please )?" + alternation(cues["note_markers"]) + r"\b")
+            if cues.get("note_markers")
+            else None
+        ),
+        user_action=phrases("user_action"),
+        bare_action_question=bare_action_question,
         plan=plan,
         consent_verb=consent_verb,
-        blocked=re.compile(r"\b(?:without|until|unless)\b(?P<tail>[^.?!;]{0,80})"),
+        blocked=re.compile(
+            r"\b(?:without|until|unless|(?:because|since|as) (?=i do not know\b|i do not have (?:the|your)\b"
+            r"|you (?:have not|did not) (?:tell|told|give|given|specify|specified|provide|provided|say|said)\b))"
+            r"(?P<tail>[^.?!;]{0,80})"
+        ),
         capability=re.compile(r"\b" + alternation(cues.get("capability_nouns", ["function"])) + r"\b"),
         consent_noun=re.compile(
             r"\byour (?:explicit |express )?" + alternation(cues.get("consent_nouns", ["confirmation"])) + r"\b"
@@ -182,8 +273,33 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
     )
 
 
-def _search(pattern: re.Pattern[str] | None, text: str) -> bool:
-    return bool(pattern and pattern.search(text))
+def _indexed(entries: tuple[str, ...]) -> IndexedCues | None:
+    """A cue list (phrases and ``re:`` entries) behind a word index; ``None`` when empty."""
+    if not entries:
+        return None
+    return _indexed_sources(tuple(entry_pattern(entry) for entry in entries))
+
+
+@lru_cache(maxsize=512)
+def _indexed_sources(sources: tuple[str, ...]) -> IndexedCues:
+    """Built once per distinct list (every classifier shares the built-in lists)."""
+    return IndexedCues(sources, _alternation_of(sources))
+
+
+def _alternation_of(sources: Sequence[str]) -> re.Pattern[str]:
+    """One regex matching what any source matches, for ``sub`` and match objects.
+
+    ``re`` factors a common leading ``\\b`` out of an alternation; an entry without
+    it ("(y/n)") defeats that for the whole list, so such entries go into a second
+    group.
+    """
+    bounded = [src for src in sources if src.startswith((r"\b", r"(?:\b"))]
+    others = [src for src in sources if not src.startswith((r"\b", r"(?:\b"))]
+    return re.compile("|".join(f"(?:{'|'.join(group)})" for group in (bounded, others) if group))
+
+
+def _search(cues: IndexedCues | None, text: str, words: frozenset[Key]) -> bool:
+    return cues is not None and cues.search(text, words)
 
 
 _CONTRACTIONS = (
@@ -215,6 +331,8 @@ def expand_contractions(text: str) -> str:
     Applied to folded text and to every cue entry (plain or regex) alike, so a cue
     written either way matches both spellings.
     """
+    if "'" not in text:  # every contraction has one
+        return text
     return _CONTRACTION_RE.sub(lambda m: _EXPANSION[m.group(0)], text)
 
 
@@ -227,17 +345,74 @@ def clean_for_cues(text: str) -> list[str]:
     """Sentences of ``text`` with code, URLs, block quotes and long quoted echoes removed, folded."""
     if len(text) > MAX_ANALYSED_CHARS:
         text = text[:40_000] + "\n" + text[-20_000:]
-    text = fold_quotes(text)
-    text = _THINK.sub(" ", text)
-    text = _CODE_FENCE.sub(" ", text)
-    text = _INLINE_CODE.sub(" code ", text)
-    text = _URL.sub(" link ", text)
-    text = _BLOCKQUOTE.sub(" ", text)
-    text = _QUOTED.sub(_mask_long_quote, text)
-    sentences = (
-        expand_contractions(fold(part)).strip() for line in text.split("\n") for part in _SENTENCE_BREAK.split(line)
-    )
+    if not text.isascii():
+        text = fold_quotes(text)
+    # Each rewrite runs only when its trigger character is present: most emissions are
+    # one or two plain sentences, and every skipped scan is time saved.
+    if "*" in text or "_" in text or "~" in text:
+        text = _EMPHASIS.sub("", text)
+    if "<" in text:
+        text = _THINK.sub(" ", text)
+    if "`" in text:
+        text = _INLINE_CODE.sub(" code ", _CODE_FENCE.sub(" ", text))
+    if "http" in text or "www." in text:
+        text = _URL.sub(" link ", text)
+    if ">" in text:
+        text = _BLOCKQUOTE.sub(" ", text)
+    if ":" in text:
+        text = _REPORTED_SPEECH.sub(_mask_reported_speech, text)
+    if '"' in text:
+        text = _QUOTED.sub(_mask_long_quote, text)
+    if "'" in text:
+        text = _SINGLE_QUOTED.sub(_mask_long_quote, text)
+    text = _SPACES_IN_LINE.sub(" ", expand_contractions(text.lower()))
+    sentences = (part.strip() for line in text.split("\n") for part in _split_line(line))
     return [s for s in sentences if s]
+
+
+def _split_line(line: str) -> list[str]:
+    parts = _SENTENCE_BREAK.split(line)
+    if len(parts) > 1 and _LIST_NUMBER.fullmatch(parts[0].strip()):
+        parts[:2] = [parts[0] + " " + parts[1]]
+    return parts
+
+
+class _Reading:
+    """One emission being classified: its sentences, their words, and emission-wide facts
+    (a stated plan, a completed action), each computed once and only when a rule asks."""
+
+    __slots__ = ("_completion", "_plan", "_plans", "p", "sentences", "words")
+
+    def __init__(self, p: _Patterns, sentences: list[str]) -> None:
+        self.p = p
+        self.sentences = sentences
+        self.words = [sentence_keys(sentence) for sentence in sentences]
+        self._plans: list[bool | None] = [None] * len(sentences)
+        self._plan: bool | None = None
+        self._completion: bool | None = None
+
+    def plan_in(self, index: int) -> bool:
+        """Does this sentence state an action the agent is about to take?"""
+        known = self._plans[index]
+        if known is None:
+            known = self._plans[index] = self.p.plan.search(self.sentences[index], self.words[index])
+        return known
+
+    @property
+    def plan(self) -> bool:
+        """Does any sentence state a plan? (Cached: asked once per sentence, linear overall.)"""
+        if self._plan is None:
+            self._plan = any(self.plan_in(index) for index in range(len(self.sentences)))
+        return self._plan
+
+    @property
+    def completion(self) -> bool:
+        """Does the emission report an action as done ("has been cancelled", "I've posted")?"""
+        if self._completion is None:
+            self._completion = any(
+                _search(self.p.completion, sentence, words) for sentence, words in zip(self.sentences, self.words)
+            )
+        return self._completion
 
 
 class DefaultClassifier:
@@ -293,79 +468,113 @@ class DefaultClassifier:
 
     # -- internals -----------------------------------------------------------
     def _text_signals(self, sentences: list[str]) -> frozenset[ActionClass]:
-        p = self._p
-        plan = any(p.plan.search(s) for s in sentences)
+        r = _Reading(self._p, sentences)
         found: set[ActionClass] = set()
         generic_blocks = 0
-        for sentence in sentences:
-            kind = self._refusal(sentence)
+        reported = False  # an earlier sentence stated a result (no question, no request, no plan)
+        for index in range(len(sentences)):
+            kind = self._refusal(r, index)
             if kind == "generic":
                 generic_blocks += 1
             elif isinstance(kind, ActionClass):
                 found.add(kind)
-            found |= self._request(sentence, plan)
+            request = self._request(r, index, reported)
+            found |= request
+            if not reported and kind is None and not request and "?" not in sentences[index]:
+                reported = not r.plan_in(index)
         if generic_blocks:
             # "I can't proceed." asks when the emission requests information, else refuses.
             found.add(ActionClass.ASK if ActionClass.ASK in found else ActionClass.REFUSE)
         return frozenset(found)
 
-    def _refusal(self, sentence: str) -> ActionClass | str | None:
-        p = self._p
-        scrubbed = p.refuse_exceptions.sub(" ", sentence) if p.refuse_exceptions else sentence
-        if not _search(p.refuse, scrubbed):
+    def _refusal(self, r: _Reading, index: int) -> ActionClass | str | None:
+        p, sentence, words = r.p, r.sentences[index], r.words[index]
+        if not _search(p.refuse, sentence, words):
+            return None
+        scrubbed = sentence
+        if p.refuse_exceptions is not None and p.refuse_exceptions.search(sentence, words):
+            scrubbed = p.refuse_exceptions.pattern.sub(" ", sentence)
+            words = sentence_keys(scrubbed)
+            if not _search(p.refuse, scrubbed, words):
+                return None
+        if r.completion and self._policy_note(p, scrubbed, words):
             return None
         blocked = p.blocked.search(scrubbed)
         if blocked:
             tail = blocked.group("tail")
-            if p.consent_noun.search(tail):
+            if p.consent_noun.search(tail) or _CONSENT_TAIL.search(tail):
                 return ActionClass.CONFIRM
-            if p.info.search(tail) and not p.capability.search(tail) and not _POLICY.search(tail):
-                return ActionClass.ASK
+            if not p.capability.search(tail) and not _POLICY.search(tail):
+                # blocked on something the user can supply: ask when it names information,
+                # and otherwise ask only if the emission asks for it ("... Which card?")
+                return ActionClass.ASK if p.info.search(tail) else "generic"
         if (
             _GENERIC_BLOCK.search(scrubbed)
             and not p.capability.search(scrubbed)
             and not _POLICY.search(scrubbed)
-            and not _search(p.refuse, _GENERIC_BLOCK.sub(" ", scrubbed))
+            and not (p.refuse and p.refuse.pattern.search(_GENERIC_BLOCK.sub(" ", scrubbed)))
         ):
             return "generic"
         return ActionClass.REFUSE
 
-    def _request(self, sentence: str, plan: bool) -> set[ActionClass]:
+    def _policy_note(self, p: _Patterns, sentence: str, words: frozenset[Key]) -> bool:
+        """A general rule stated beside a completed action ("Note: orders can't be cancelled once
+        shipped"): information about the policy, not a refusal of the request that just succeeded.
+
+        Impersonal (no first person, no apology) and either introduced by a note marker or
+        about a bare plural ("Items that have shipped can't be cancelled, but this one ...").
+        """
+        if _FIRST_PERSON_OR_REGRET.search(sentence):
+            return False
+        return bool((p.note and p.note.search(sentence)) or _GENERIC_PLURAL_SUBJECT.match(sentence))
+
+    def _request(self, r: _Reading, index: int, reported: bool) -> set[ActionClass]:
         """Ask / consent evidence in one sentence."""
-        p = self._p
+        p, sentence, words = r.p, r.sentences[index], r.words[index]
         out: set[ActionClass] = set()
         question = "?" in sentence
+        if question and reported and _OFFER_SHAPED.search(sentence) and not _search(p.consent, sentence, words):
+            # After a result, "Would you like the forecast too?" is an offer; after a completed
+            # action, so is "Would you like to check metrics or schedule another post?".
+            if r.completion or _ADDITIONAL.search(sentence):
+                return out
+            if not (p.consent_verb.search(sentence, words) or _CHOICE_QUESTION.search(sentence)):
+                return out
         # A wh-question or a choice between options asks, even when it names an
         # action ("Which flight would you like to change?"): no consent evidence.
         open_question = question and bool(
             _WH_QUESTION.search(sentence) or _CHOICE_QUESTION.search(sentence) or _CHOICE_AMONG.search(sentence)
         )
-        confirm_kind = self._confirm_object(sentence, plan)
+        confirm_kind = self._confirm_object(r, index) if "confirm" in sentence else None
         if confirm_kind is not None:
             out.add(confirm_kind)
+        offer = question and _search(p.offer, sentence, words)
         if open_question:
-            if not _search(p.offer, sentence) or _CHOICE_QUESTION.search(sentence):
+            if not offer or _CHOICE_QUESTION.search(sentence):
                 out.add(ActionClass.ASK)
         elif (
-            _search(p.consent, sentence)
-            or p.consent_verb.search(sentence)
-            or (plan and confirm_kind is None and _search(p.consent_if_plan, sentence))
+            _search(p.consent, sentence, words)
+            or p.consent_verb.search(sentence, words)
+            or (r.plan and confirm_kind is None and _search(p.consent_if_plan, sentence, words))
+            or (r.plan and p.bare_action_question.search(sentence))
         ):
             out.add(ActionClass.CONFIRM)
-        if _search(p.ask, sentence):
+        if _search(p.ask, sentence, words):
             out.add(ActionClass.ASK)
-        if question and not open_question and not out and not _search(p.offer, sentence):
+        if question and not open_question and not out and not offer:
             out.add(ActionClass.ASK)
+        if out and not question and _search(p.user_action, sentence, words):
+            out.clear()  # "Please confirm the payment in your app": the user acts, the agent waits for nothing
         return out
 
-    def _confirm_object(self, sentence: str, plan: bool) -> ActionClass | None:
+    def _confirm_object(self, r: _Reading, index: int) -> ActionClass | None:
         """ "Confirm X": a value to check (ask) or an action to approve (consent)."""
-        p = self._p
+        p, sentence, plan = r.p, r.sentences[index], r.plan
         match = _CONFIRM_REQUEST.search(sentence)
         if not match:
             return None
         tail = match.group("tail")
-        if re.match(r"\s*(?:that |if |whether )?you\b", tail):
+        if _CONSENT_OBJECT.match(tail):
             return ActionClass.CONFIRM
         if p.value_noun.search(tail):
             return ActionClass.ASK

@@ -18,9 +18,11 @@ never evaluated. Every function here returns a value for any input and never rai
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 #: Inputs longer than this are not handed to the parsers (the regex rules still run).
@@ -196,6 +198,10 @@ def _is_call_node(node: ast.AST, *, need_keywords: bool) -> bool:
     return bool(node.keywords) or not need_keywords
 
 
+#: How a call expression, or a list / tuple of calls, can begin: ``f(``, ``[a.b(``, ``(f(``.
+_CALL_SHAPE = re.compile(r"[\[(]?\s*[A-Za-z_][\w.]*\s*\(")
+
+
 def python_call_syntax(text: str) -> bool:
     """True when ``text`` parses (never runs) as ``[f(a=1), g()]`` or a bare ``f(a=1, ...)``.
 
@@ -203,8 +209,8 @@ def python_call_syntax(text: str) -> bool:
     ``Hello(world)`` is not mistaken for a call.
     """
     body = text.strip()
-    if not body or len(body) > MAX_PARSE_CHARS or "(" not in body:
-        return False
+    if not body or len(body) > MAX_PARSE_CHARS or not _CALL_SHAPE.match(body) or not body.endswith((")", "]", ",")):
+        return False  # cannot be a call, a list or a tuple of calls: skip the parser
     try:
         tree = ast.parse(body, mode="eval").body
     except Exception:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError
@@ -223,7 +229,8 @@ def embedded_call_list(text: str, *, max_starts: int = 10, max_ends: int = 8, wi
     Each candidate ``[name(`` is tried against the next few ``]`` within ``window``
     characters; a candidate counts when it parses as a list of calls and at least one
     call has a keyword argument or a tool-like name (snake_case or camelCase), so that
-    "[see(above)]" in prose does not.
+    "[see(above)]" in prose does not; or when it closes the emission right after a colon
+    or a line break ("I'll list them first: [ls()]"), where a harness would look for it.
     """
     for start_match in list(_EMBEDDED_LIST_START.finditer(text))[:max_starts]:
         start = start_match.start()
@@ -233,9 +240,19 @@ def embedded_call_list(text: str, *, max_starts: int = 10, max_ends: int = 8, wi
             if end < 0:
                 break
             candidate = text[start : end + 1]
-            if python_call_syntax(candidate) and _has_keyword_call(candidate):
+            if python_call_syntax(candidate) and (
+                _has_keyword_call(candidate) or _closes_after_lead_in(text, start, end)
+            ):
                 return True
     return False
+
+
+def _closes_after_lead_in(text: str, start: int, end: int) -> bool:
+    """The span ``text[start:end+1]`` ends the text and follows a colon or a line break."""
+    if text[end + 1 :].strip():
+        return False
+    lead = text[:start].rstrip(" \t")
+    return not lead or lead.endswith((":", "\n"))
 
 
 def _has_keyword_call(text: str) -> bool:
@@ -268,6 +285,16 @@ def _json_call_payload(body: str) -> bool:
     return _openai_style_calls(value)
 
 
+_LINE_OPENS_JSON = re.compile(r"\n[ \t]*(?=[\[{])")
+
+
+def _json_call_after_prose(text: str, max_starts: int = 5) -> bool:
+    """A JSON call payload that starts a line after some prose and runs to the end of the text
+    ("Sure, I'll check.\n\n{"name": "get_order_details", "arguments": {...}}")."""
+    starts = itertools.islice(_LINE_OPENS_JSON.finditer(text), max_starts)
+    return any(_json_call_payload(text[match.end() :]) for match in starts)
+
+
 def _openai_style_calls(value: Any) -> bool:
     """``{"tool_calls": [...]}``, ``{"function": {"name": ...}}`` or a list of those."""
     items = value if isinstance(value, list) else [value]
@@ -285,6 +312,13 @@ def _openai_style_calls(value: Any) -> bool:
     return True
 
 
+@lru_cache(maxsize=64)
+def _marker_pattern(markers: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One case-insensitive search for any marker (a C-level scan instead of one ``in`` per marker)."""
+    literal = sorted({marker.lower() for marker in markers if marker}, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, literal)), re.IGNORECASE) if literal else None
+
+
 def text_holds_tool_call(text: str, markers: Iterable[str] = ()) -> bool:
     """The ``default`` scheme's syntax test: the paper's rules and normalisation, plus
 
@@ -298,10 +332,10 @@ def text_holds_tool_call(text: str, markers: Iterable[str] = ()) -> bool:
         return False
     if paper_text_is_tool_call(text):
         return True
-    lowered = text.lower()
-    if any(marker in lowered for marker in markers):
+    marker_pattern = _marker_pattern(tuple(markers))
+    if marker_pattern is not None and marker_pattern.search(text):
         return True
-    if paper_normalize(text) != text:
+    if "{" in text and paper_normalize(text) != text:  # it only rewrites text that opens with "{" or "[{"
         return True
     body = _whole_fence_body(text)
     if python_call_syntax(body if body is not None else text):
@@ -309,6 +343,8 @@ def text_holds_tool_call(text: str, markers: Iterable[str] = ()) -> bool:
     if _json_call_payload(text):
         return True
     if "[" in text and len(text) <= MAX_PARSE_CHARS and embedded_call_list(text):
+        return True
+    if ("\n{" in text or "\n[" in text) and len(text) <= MAX_PARSE_CHARS and _json_call_after_prose(text):
         return True
     if "```" in text and len(text) <= MAX_PARSE_CHARS:
         for match in _FENCE.finditer(text):
