@@ -49,6 +49,7 @@ def test_import_then_report(run_dir, tmp_path, capsys):
     main(["audit", "report", str(run_dir)])
     md = capsys.readouterr().out
     assert md.startswith("# Audit: ref/oracle (classifier: default)")
+    assert "\nClassifier: default: " in md  # the provenance line every report carries
     # r1 and r2 agree on 2 of 3 items; the kappa of [ask, tc, tc] vs [confirm, tc, tc] is 0.4
     assert "| r1 | r2 | 3 | 66.7 | 0.400 |" in md
     assert "| multi_turn_miss_param_0 | 3 | ask | confirm | ask | ask |" in md
@@ -56,7 +57,8 @@ def test_import_then_report(run_dir, tmp_path, capsys):
     out = tmp_path / "audit.json"
     main(["audit", "report", str(run_dir), "--format", "json", "--scheme", "paper", "--out", str(out)])
     data = json.loads(out.read_text())
-    assert data["scheme"] == "paper"
+    assert data["scheme"] == "paper" and data["classifier"]["scheme"] == "paper"
+    assert data["classifier"]["emissions"] > 0 and data["classifier"]["judge"] is None
     summary = next(t for t in data["tables"] if t["key"] == "audit_summary")["records"][0]
     assert summary["adjudicated_share"] == pytest.approx(1 / 3) and summary["resolved_share"] == 1.0
 

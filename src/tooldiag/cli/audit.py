@@ -12,7 +12,10 @@ from tooldiag.cli.classify import (
     Judge,
     JudgeApiKeyEnv,
     JudgeBaseUrl,
+    JudgeCache,
     JudgeConcurrency,
+    JudgeMaxRetries,
+    JudgeTimeout,
     resolve_classifier_options,
 )
 from tooldiag.cli.report import Out, Scheme
@@ -60,6 +63,9 @@ def report_command(
     judge_base_url: JudgeBaseUrl = None,
     judge_api_key_env: JudgeApiKeyEnv = None,
     judge_concurrency: JudgeConcurrency = 8,
+    judge_timeout: JudgeTimeout = None,
+    judge_cache: JudgeCache = True,
+    judge_max_retries: JudgeMaxRetries = 2,
 ) -> None:
     """Inter-rater kappa, classifier vs raters per class, adjudicated share and the disagreements.
 
@@ -73,8 +79,14 @@ def report_command(
         from tooldiag.errors import UserError
 
         raise UserError(f"unknown format {fmt!r}", hint="use one of: " + ", ".join(AUDIT_FORMATS))
-    classifier = resolve_classifier_options(scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency)
-    write_out(render_audit_report(api.audit_report(run_dir, classifier), fmt), out)
+    classifier = resolve_classifier_options(
+        scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
+        judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
+    )  # fmt: skip
+    report = api.audit_report(run_dir, classifier)
+    for warning in report.classifier.warnings() if report.classifier else ():
+        typer.echo(f"warning: {warning}", err=True)
+    write_out(render_audit_report(report, fmt), out)
 
 
 def register(app: typer.Typer) -> None:

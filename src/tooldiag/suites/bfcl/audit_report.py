@@ -32,6 +32,7 @@ from typing import Any
 
 from tooldiag.classify import ActionClass, Classifier, classify_batch, get_classifier
 from tooldiag.classify.classes import highest_priority
+from tooldiag.classify.provenance import ClassifierSummary, CountingClassifier
 from tooldiag.errors import UserError
 from tooldiag.metrics.agreement import PairAgreement, cohen_kappa
 from tooldiag.metrics.classification import ClassScore, evaluate
@@ -85,6 +86,8 @@ class AuditReport:
     disagreements: list[Disagreement]
     resolved: int
     notes: list[str] = field(default_factory=list)
+    #: Which classifier gave the classifier's classes (judge, fallbacks, languages without cues).
+    classifier: ClassifierSummary | None = None
 
     @property
     def adjudicated_share(self) -> float | None:
@@ -195,10 +198,12 @@ def audit_report_from_run_dir(run_dir: str | Path, classifier: Classifier | None
                 hint=f"attach them first: tooldiag audit import FILE --run-dir {run_dir}",
             )
         items = sorted({label.item for label in labels}, key=item_order)
-        predicted, missing = classifier_classes(store, items, classifier)
+        counting = CountingClassifier(classifier)  # the report says which classifier, and what it could not read
+        predicted, missing = classifier_classes(store, items, counting)
         report = build_audit_report(
             labels, predicted, name=run_name(store.config, Path(run_dir)), run_dir=str(run_dir), scheme=classifier.name
         )
+        report.classifier = counting.summary()
     finally:
         store.close()
     if missing:
@@ -345,11 +350,14 @@ def render_audit_report(report: AuditReport, fmt: str = "md") -> str:
             "run": report.name,
             "run_dir": report.run_dir,
             "scheme": report.scheme,
+            "classifier": report.classifier.to_json() if report.classifier else None,
             "tables": [{**table_json(table), "records": table.records or table_records(table)} for table in tables],
             "notes": report.notes,
         }
         return json.dumps(data, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
     parts = [f"# Audit: {report.name} (classifier: {report.scheme})\n"]
+    if report.classifier:
+        parts.append(f"\nClassifier: {report.classifier.describe()}\n")
     for table in tables:
         if not table.rows:
             continue
