@@ -182,10 +182,11 @@ _BARE_CONSENT = re.compile(
 )
 # "Just to confirm before I book: ...", "To confirm, ...": the agent recaps; the "confirm" requests nothing.
 _RECAP_OPENER = re.compile(r"^\W*(?:so,? |ok,? |okay,? |alright,? |and )?(?:just )?to (?:confirm|recap)\b")
-# "If you want a vegan variation, just say the word": a condition on something the user may
-# want (not "me to <act>") turns the consent phrase that follows into an offer.
+# "If you want a vegan variation, just say the word": a sentence opened by a condition on
+# something the user may want (not "me to <act>") turns its consent phrase into an offer.
 _CONDITIONAL_OFFER = re.compile(
-    r"\bif you(?:'d| would)? (?:like|want|prefer|need|fancy|are interested in) (?!(?:me )?to\b|me\b)[a-z]"
+    r"^\W*(?:and |but |also,? |or )?if you(?:'d| would)? (?:like|want|prefer|need|fancy|are interested in) "
+    r"(?!(?:me )?to\b|me\b)[a-z]"
 )
 # "New hires can't overhear conversations": an ability a third party lacks, stated as a fact.
 _LEAD_LABEL = re.compile(r"^[a-z ]{1,30}: ")  # "Short answer: ...", "In short: ..."
@@ -601,7 +602,7 @@ class DefaultClassifier:
         if confirm_kind is not None:
             out.add(confirm_kind)
         offer = question and _search(p.offer, sentence, words)
-        conditional_offer = bool(_CONDITIONAL_OFFER.search(sentence))
+        conditional_offer = "if you" in sentence and bool(_CONDITIONAL_OFFER.search(sentence))
         if open_question:
             if not offer or _CHOICE_QUESTION.search(sentence):
                 out.add(ActionClass.ASK)
@@ -610,7 +611,7 @@ class DefaultClassifier:
             or p.consent_verb.search(sentence, words)
             or (r.plan and confirm_kind is None and _search(p.consent_if_plan, sentence, words))
             or (r.plan and p.bare_action_question.search(sentence))
-            or p.imperative_question.match(sentence)
+            or (question and p.imperative_question.match(sentence))
         ):
             out.add(ActionClass.CONFIRM)
         if _search(p.ask, sentence, words):
