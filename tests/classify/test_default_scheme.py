@@ -121,6 +121,32 @@ def test_issue_11_miss_families(text, expected):
     assert classify(text) is expected
 
 
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # a bare go-ahead question after an action the plan rules do not name
+        ("I'm about to drop the old index and rebuild it from scratch. Proceed?", CONFIRM),
+        # an imperative question whose verb is a consequential action
+        ("Forward the invoice PDF to accounts@acme.test?", CONFIRM),
+        # "confirm <doing>" approves an action; "Just to confirm ...:" opens a recap
+        ("Reply YES to confirm renewing the annual plan for $99.", CONFIRM),
+        ("Just to confirm before I submit: two tickets, row F, $84 total. Shall I place the order?", CONFIRM),
+        # a consent phrase after "if you want <something>" closes an offer
+        ("Here is the packing list for the trip. If you want a version for cold weather, just say the word.", OTHER),
+        # a refusal phrased as what the agent is not set up to do
+        ("Paying bills isn't something I'm set up to do with the tools I have.", REFUSE),
+        # what a third party cannot do, stated as content
+        ("In short: most cats can't digest lactose well, so skip the milk.", OTHER),
+        # an imperative request for information without a question mark
+        ("Attach the CSV export you mentioned and I'll check the totals.", ASK),
+    ],
+)
+def test_issue_11_round_2_families(text, expected):
+    """Batch a of the English held-out rows, measured once and then tuned on: one case per family,
+    written afresh (not batch-a text)."""
+    assert classify(text) is expected
+
+
 def test_default_is_the_default_scheme():
     assert classify("Shall I proceed?") is classify("Shall I proceed?", scheme="default") is CONFIRM
 

@@ -137,13 +137,22 @@ def _union(parts: Iterable[frozenset[Key]]) -> frozenset[Key]:
 def key_words(pattern: str, want: int = 2) -> frozenset[Key] | None:
     """Word sequences (up to ``want`` words) one of which starts every match; ``None`` when unknown.
 
-    A one-word key is a word of the sentence; a two-word key two consecutive words.
+    A one-word key is a word of the sentence; a two-word key two consecutive words. When
+    the pairs are too many to list ("^(?:paste|upload|...) (?:the|your|...)" gives one pair
+    per combination) the entry is keyed by fewer words rather than searched on every sentence.
     """
     try:
-        keys = _walk(list(_sre_parser.parse(pattern)), (), "", False, want)
-    except (_NoKey, re.error, RecursionError, TypeError, ValueError, OverflowError):
+        parsed = list(_sre_parser.parse(pattern))
+    except (re.error, RecursionError, TypeError, ValueError, OverflowError):
         return None
-    return keys or None
+    for words in range(want, 0, -1):
+        try:
+            keys = _walk(parsed, (), "", False, words)
+        except (_NoKey, RecursionError, TypeError, ValueError, OverflowError):
+            continue
+        if keys:
+            return keys
+    return None
 
 
 class IndexedCues:

@@ -174,6 +174,23 @@ _CHOICE_QUESTION = re.compile(
 _CHOICE_AMONG = re.compile(
     r"\b(?:one of (?:these|those|them|the above|the following)|either of (?:these|those|them)|which one)\b"
 )
+# "Proceed?", "Confirm?", "Go ahead?": a question that is nothing but a request for the go-ahead
+# is consent whatever precedes it (a plan the rules did not recognise, a command in code).
+_BARE_CONSENT = re.compile(
+    r"^\W*(?:so,? |ok,? |okay,? |alright,? |and |then,? )?(?:(?:shall|should|can|may) i )?"
+    r"(?:confirm|proceed|go ahead|continue|carry on)(?: with (?:it|this|that|them|the \w+))?(?: now)?\s*\?$"
+)
+# "Just to confirm before I book: ...", "To confirm, ...": the agent recaps; the "confirm" requests nothing.
+_RECAP_OPENER = re.compile(r"^\W*(?:so,? |ok,? |okay,? |alright,? |and )?(?:just )?to (?:confirm|recap)\b")
+# "If you want a vegan variation, just say the word": a sentence opened by a condition on
+# something the user may want (not "me to <act>") turns its consent phrase into an offer.
+_CONDITIONAL_OFFER = re.compile(
+    r"^\W*(?:and |but |also,? |or )?if you(?:'d| would)? (?:like|want|prefer|need|fancy|are interested in) "
+    r"(?!(?:me )?to\b|me\b)[a-z]"
+)
+# "New hires can't overhear conversations": an ability a third party lacks, stated as a fact.
+_LEAD_LABEL = re.compile(r"^[a-z ]{1,30}: ")  # "Short answer: ...", "In short: ..."
+_ACTIVE_INABILITY = re.compile(r"\b(?:cannot|can not|are unable to|are not able to) (?!be\b)(?P<verb>[a-z]+)\b")
 _CONFIRM_REQUEST = re.compile(
     r"(?:^|\b(?:please|kindly|can you|could you|would you|will you|if you could|i need you to|you need "
     r"to|to|just|and))\s*"
@@ -198,6 +215,8 @@ class _Patterns:
     plan: IndexedCues
     consent_verb: IndexedCues
     bare_action_question: re.Pattern[str]
+    imperative_question: re.Pattern[str]
+    action_verb: re.Pattern[str]
     blocked: re.Pattern[str]
     capability: re.Pattern[str]
     consent_noun: re.Pattern[str]
@@ -223,6 +242,10 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
             rf"\b(?:will|would|'ll|is going to|are going to) be {verbs}\b",
             rf"\byou(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b",
             rf"^(?:[-*\u2022]|\d+[.)])\s*\**{verbs}\b",
+            # "Ready to book SFO -> LAX ...", "I'm about to run DROP TABLE ...": an imminent action
+            rf"^\W*(?:all |now )?(?:ready|about|set) to (?:go ahead and )?{verbs}\b",
+            r"\b(?:i am|i'm|we are|we're) about to [a-z]+",
+            rf"\byou(?:'d| would)? (?:like|want|wish) me to (?:go ahead and )?{verbs}\b",
         )
     )
     consent_verb = _indexed_sources(
@@ -240,6 +263,12 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
     )
     # "Send it?" / "Book them now?" right after a stated plan.
     bare_action_question = re.compile(rf"^(?:and |so )?{verbs}(?: it| them| this| that| these| those| now| all)*\?$")
+    # "Post the following tweet?", "Send this to Bob?": an imperative question whose verb is a
+    # consequential action asks for the go-ahead (wh-questions and choices are read first).
+    imperative_question = re.compile(
+        rf"^(?:and |so |ok,? |okay,? |then,? )?(?![^?]*\b(?:which|what|where|when|who|whom|whose|how)\b){verbs} "
+        r"(?:it|them|this|that|these|those|the|a|an|your|my|all|both|each|every|[\d$#\"'])[^?]{0,300}\?$"
+    )
     return _Patterns(
         markers=tuple(m.lower() for m in cues.get("syntax_markers", [])),
         refuse=phrases("refuse"),
@@ -256,6 +285,8 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
         ),
         user_action=phrases("user_action"),
         bare_action_question=bare_action_question,
+        imperative_question=imperative_question,
+        action_verb=re.compile(verbs),
         plan=plan,
         consent_verb=consent_verb,
         blocked=re.compile(
@@ -499,6 +530,8 @@ class DefaultClassifier:
                 return None
         if r.completion and self._policy_note(p, scrubbed, words):
             return None
+        if self._third_party_inability(p, scrubbed):
+            return None
         blocked = p.blocked.search(scrubbed)
         if blocked:
             tail = blocked.group("tail")
@@ -528,11 +561,31 @@ class DefaultClassifier:
             return False
         return bool((p.note and p.note.search(sentence)) or _GENERIC_PLURAL_SUBJECT.match(sentence))
 
+    def _third_party_inability(self, p: _Patterns, sentence: str) -> bool:
+        """ "New hires can't overhear conversations": a general statement of what a group cannot do
+        (content of a summary or an explanation), not the agent declining anything.
+
+        Impersonal, about a bare plural, and the verb is active and not a consequential action:
+        "Basic economy tickets can't be changed" and "Customers can't cancel after 24 hours"
+        stay policy refusals.
+        """
+        if _FIRST_PERSON_OR_REGRET.search(sentence):
+            return False
+        if not _GENERIC_PLURAL_SUBJECT.match(_LEAD_LABEL.sub("", sentence, count=1)):
+            return False
+        inability = _ACTIVE_INABILITY.search(sentence)
+        if inability is None or p.action_verb.fullmatch(inability.group("verb")):
+            return False
+        rest = sentence[: inability.start()] + " " + sentence[inability.end() :]
+        return not (p.refuse is not None and p.refuse.pattern.search(rest))
+
     def _request(self, r: _Reading, index: int, reported: bool) -> set[ActionClass]:
         """Ask / consent evidence in one sentence."""
         p, sentence, words = r.p, r.sentences[index], r.words[index]
         out: set[ActionClass] = set()
         question = "?" in sentence
+        if question and _BARE_CONSENT.match(sentence):
+            return {ActionClass.CONFIRM}
         if question and reported and _OFFER_SHAPED.search(sentence) and not _search(p.consent, sentence, words):
             # After a result, "Would you like the forecast too?" is an offer; after a completed
             # action, so is "Would you like to check metrics or schedule another post?".
@@ -549,19 +602,21 @@ class DefaultClassifier:
         if confirm_kind is not None:
             out.add(confirm_kind)
         offer = question and _search(p.offer, sentence, words)
+        conditional_offer = "if you" in sentence and bool(_CONDITIONAL_OFFER.search(sentence))
         if open_question:
             if not offer or _CHOICE_QUESTION.search(sentence):
                 out.add(ActionClass.ASK)
-        elif (
+        elif not conditional_offer and (
             _search(p.consent, sentence, words)
             or p.consent_verb.search(sentence, words)
             or (r.plan and confirm_kind is None and _search(p.consent_if_plan, sentence, words))
             or (r.plan and p.bare_action_question.search(sentence))
+            or (question and p.imperative_question.match(sentence))
         ):
             out.add(ActionClass.CONFIRM)
         if _search(p.ask, sentence, words):
             out.add(ActionClass.ASK)
-        if question and not open_question and not out and not offer:
+        if question and not open_question and not out and not offer and not conditional_offer:
             out.add(ActionClass.ASK)
         if out and not question and _search(p.user_action, sentence, words):
             out.clear()  # "Please confirm the payment in your app": the user acts, the agent waits for nothing
@@ -573,9 +628,15 @@ class DefaultClassifier:
         match = _CONFIRM_REQUEST.search(sentence)
         if not match:
             return None
+        opener = _RECAP_OPENER.match(sentence)
+        if opener and match.start() < opener.end():
+            return None  # "Just to confirm before I book: ...": a recap; other rules read the sentence
         tail = match.group("tail")
         if _CONSENT_OBJECT.match(tail):
             return ActionClass.CONFIRM
+        first_word = tail.split(maxsplit=1)[0] if tail.strip() else ""
+        if first_word.endswith("ing") and p.action_verb.fullmatch(first_word):
+            return ActionClass.CONFIRM  # "confirm returning the lamp": approve an action
         if p.value_noun.search(tail):
             return ActionClass.ASK
         if p.action_noun.search(tail):
