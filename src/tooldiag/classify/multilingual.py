@@ -56,6 +56,8 @@ PHRASE_LISTS: tuple[str, ...] = (
     "plan_markers",
     "choice_words",
     "question_words",
+    "pronoun_objects",
+    "third_party_consent",
 )
 PREFIX_LISTS: tuple[str, ...] = (
     "offer",
@@ -167,6 +169,33 @@ class _LazyPlan:
         return self._value
 
 
+class _LazyActs:
+    """Whether any sentence names a consequential action ("achat de 30 actions", "买入"), on first use.
+
+    A bare "Confirma?" or "Voulez-vous que je le passe ?" is consent only when the emission
+    says what would be done; most emissions never ask.
+    """
+
+    __slots__ = ("_rules", "_sentences", "_value")
+    _rules: LanguageRules
+    _sentences: list[str]
+    _value: bool | None
+
+    def __init__(self, rules: LanguageRules, sentences: list[str]) -> None:
+        self._rules, self._sentences, self._value = rules, sentences, None
+
+    def __bool__(self) -> bool:
+        if self._value is None:
+            c = self._rules._c
+            self._value = any(_has(c["action_verbs"], s) or _has(c["action_nouns"], s) for s in self._sentences)
+        return self._value
+
+
+#: A bare confirmation question ("Confirma?", "In Ordnung?", "确认？") has at most this many words.
+_BARE_WORDS = 4
+_WORD = re.compile(r"\w+")
+
+
 class LanguageRules:
     """Class evidence for emissions in one language, from that language's cue lists."""
 
@@ -204,6 +233,7 @@ class LanguageRules:
     # -- internals -----------------------------------------------------------
     def _sentence_signals(self, sentences: list[str]) -> frozenset[ActionClass]:
         plan = _LazyPlan(self, sentences)
+        acts = _LazyActs(self, sentences)
         found: set[ActionClass] = set()
         generic = 0
         for sentence in sentences:
@@ -212,7 +242,7 @@ class LanguageRules:
                 generic += 1
             elif isinstance(kind, ActionClass):
                 found.add(kind)
-            found |= self._request(sentence, plan)
+            found |= self._request(sentence, plan, acts)
         if generic:
             found.add(ActionClass.ASK if ActionClass.ASK in found else ActionClass.REFUSE)
         return frozenset(found)
@@ -236,8 +266,8 @@ class LanguageRules:
             return None
         capability = _has(c["capability_nouns"], scrubbed) or _has(c["policy_words"], scrubbed)
         if _has(c["blocked_markers"], scrubbed):
-            if _has(c["consent_nouns"], scrubbed):
-                return ActionClass.CONFIRM
+            if _has(c["consent_nouns"], scrubbed) and not _has(c["third_party_consent"], scrubbed):
+                return ActionClass.CONFIRM  # (another person's consent is no request to the user)
             if _has(c["info_nouns"], scrubbed) and not capability:
                 return ActionClass.ASK
         generic = c["generic_block"]
@@ -255,15 +285,21 @@ class LanguageRules:
             return True
         return bool(self._ending and self._ending.search(sentence.rstrip(" 。.…!)\uff09")))
 
+    def _is_bare(self, sentence: str) -> bool:
+        """A short question made of little more than its confirmation word ("Bestätigen?", "确认？")."""
+        if _CJK_CHAR.search(sentence):
+            return len(sentence) <= 8
+        return len(_WORD.findall(sentence)) <= _BARE_WORDS
+
     def _is_offer(self, sentence: str) -> bool:
         return _has(self._c["offer"], sentence) or _has(self._c["greeting"], sentence)
 
-    def _request(self, sentence: str, plan: _LazyPlan) -> set[ActionClass]:
+    def _request(self, sentence: str, plan: _LazyPlan, acts: _LazyActs) -> set[ActionClass]:
         """Ask / consent evidence in one sentence."""
         c = self._c
         out: set[ActionClass] = set()
-        if _has(c["ask"], sentence):
-            out.add(ActionClass.ASK)
+        if _has(c["ask"], sentence) and not (_has(c["offer"], sentence) and "?" not in sentence):
+            out.add(ActionClass.ASK)  # (not "Dites-moi si vous avez besoin d'autre chose.": an offer)
         if _has(c["instructions"], sentence):
             return out  # "confirme la operación en su app": the user acts, nothing is asked
         question = self._is_question(sentence)
@@ -276,7 +312,12 @@ class LanguageRules:
         if _has(c["confirm_requests"], sentence):
             if _has(c["value_nouns"], sentence):
                 out.add(ActionClass.ASK)
-            elif plan or _has(c["action_nouns"], sentence) or _has(c["action_verbs"], sentence):
+            elif (
+                plan
+                or _has(c["action_nouns"], sentence)
+                or _has(c["action_verbs"], sentence)
+                or (acts and self._is_bare(sentence))
+            ):
                 out.add(ActionClass.CONFIRM)
             else:
                 out.add(ActionClass.ASK)
@@ -286,12 +327,16 @@ class LanguageRules:
         if _has(c["choice_words"], sentence):
             out.add(ActionClass.ASK)  # a choice between options
             return out
-        if plan and _has(c["consent_if_plan"], sentence):
-            out.add(ActionClass.CONFIRM)
+        if _has(c["consent_if_plan"], sentence) and (plan or (acts and self._is_bare(sentence))):
+            out.add(ActionClass.CONFIRM)  # "¿Es correcto?" after a plan; "Confirma?" after a named action
             return out
         if _has(c["consent_prefixes"], sentence):
-            if _has(c["action_verbs"], sentence) or _has(c["action_nouns"], sentence):
-                out.add(ActionClass.CONFIRM)
+            if (
+                _has(c["action_verbs"], sentence)
+                or _has(c["action_nouns"], sentence)
+                or (acts and _has(c["pronoun_objects"], sentence))
+            ):
+                out.add(ActionClass.CONFIRM)  # "¿Quieres que lo publique?" after naming the post
             return out  # "¿Desea que le muestre más opciones?": an offer
         out.add(ActionClass.ASK)  # a wh-question, a choice, or any other real question
         return out
