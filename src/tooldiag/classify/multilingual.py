@@ -84,6 +84,12 @@ _LATIN_EDGE = re.compile(rf"[^\W{_CJK}]")
 _WIDTH_FOLD = str.maketrans(
     {"\uff1f": "?", "\uff01": "!", "\uff0c": ", ", "\uff1a": ": ", "\uff1b": "; ", "\u3001": ", "}
 )
+# Traditional Chinese characters of the cue vocabulary, read as their simplified forms
+# (zh.json is written in simplified characters; "無法" is "无法").
+_HANT = "無確認將為訂嗎請問號碼這項資訊們個幫對還麼煩須預約變刪發繼續執權沒辦處購買賣帳戶單筆轉錢時間說應該會給讓開關機廳飯貨寶訊錄醫療紀與詢詳細選擇們僅視頻標點數額費價郵寄聯絡線網頁憑證務據類車場備註"
+_HANS = "无确认将为订吗请问号码这项资讯们个帮对还么烦须预约变删发继续执权没办处购买卖账户单笔转钱时间说应该会给让开关机厅饭货宝讯录医疗纪与询详细选择们仅视频标点数额费价邮寄联络线网页凭证务据类车场备注"
+_HANT_FOLD = str.maketrans(_HANT, _HANS)
+_HANT_CHARS = re.compile(f"[{_HANT}]")
 # Quoted spans: French guillemets, German low-high quotes, CJK brackets, ASCII doubles.
 _QUOTE_SPAN = re.compile(r'«[^»\n]*+»|„[^“”"\n]*+[“”"]|「[^」\n]*+」|『[^』\n]*+』|"[^"\n]*+"|“[^”\n]*+”')
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。])|(?<=[?!])(?=[" + _CJK + "])")
@@ -191,6 +197,8 @@ class _LazyActs:
         return self._value
 
 
+#: Sentence-final marks: a CJK sentence without one was left unpunctuated.
+_FINAL_MARKS = frozenset("。.!！…)）」』\"'")
 #: A bare confirmation question ("Confirma?", "In Ordnung?", "确认？") has at most this many words.
 _BARE_WORDS = 4
 _WORD = re.compile(r"\w+")
@@ -217,6 +225,7 @@ class LanguageRules:
         if cjk:
             parts.append("|".join(re.escape(w) for w in cjk))
         self._open_question = re.compile("|".join(parts)) if parts else None
+        self._cjk_words = re.compile("|".join(map(re.escape, cjk))) if cjk else None
         endings = self.cues["question_endings"]
         self._ending = re.compile("(?:" + "|".join(map(re.escape, endings)) + ")$") if endings else None
 
@@ -225,6 +234,8 @@ class LanguageRules:
         """Every class ``text`` shows evidence of (tool calls are decided before this is called)."""
         from tooldiag.classify.default import clean_for_cues  # the English path's cleaning
 
+        if self.code == "zh" and _HANT_CHARS.search(text):
+            text = text.translate(_HANT_FOLD)
         masked = _QUOTE_SPAN.sub(_mask_quote, text.translate(_WIDTH_FOLD))
         sentences = [part.strip() for s in clean_for_cues(masked) for part in _SENTENCE_BREAK.split(s)]
         sentences = [s for s in sentences if s and s != '"…"']
@@ -283,7 +294,10 @@ class LanguageRules:
     def _is_question(self, sentence: str) -> bool:
         if "?" in sentence or "¿" in sentence:
             return True
-        return bool(self._ending and self._ending.search(sentence.rstrip(" 。.…!)\uff09")))
+        if self._ending and self._ending.search(sentence.rstrip(" 。.…!)\uff09")):
+            return True
+        # "您要改签到哪一天": a CJK wh-question left without any final punctuation
+        return bool(self._cjk_words and sentence[-1:] not in _FINAL_MARKS and self._cjk_words.search(sentence))
 
     def _is_bare(self, sentence: str) -> bool:
         """A short question made of little more than its confirmation word ("Bestätigen?", "确认？")."""
