@@ -86,8 +86,14 @@ _WIDTH_FOLD = str.maketrans(
 )
 # Traditional Chinese characters of the cue vocabulary, read as their simplified forms
 # (zh.json is written in simplified characters; "無法" is "无法").
-_HANT = "無確認將為訂嗎請問號碼這項資訊們個幫對還麼煩須預約變刪發繼續執權沒辦處購買賣帳戶單筆轉錢時間說應該會給讓開關機廳飯貨寶訊錄醫療紀與詢詳細選擇們僅視頻標點數額費價郵寄聯絡線網頁憑證務據類車場備註"
-_HANS = "无确认将为订吗请问号码这项资讯们个帮对还么烦须预约变删发继续执权没办处购买卖账户单笔转钱时间说应该会给让开关机厅饭货宝讯录医疗纪与询详细选择们仅视频标点数额费价邮寄联络线网页凭证务据类车场备注"
+_HANT = (
+    "無確認將為訂嗎請問號碼這項資訊們個幫對還麼煩須預約變刪發繼續執權沒辦處購買賣帳戶單筆轉錢時間說應"
+    "該會給讓開關機廳飯貨寶訊錄醫療紀與詢詳細選擇們僅視頻標點數額費價郵寄聯絡線網頁憑證務據類車場備註"
+)
+_HANS = (
+    "无确认将为订吗请问号码这项资讯们个帮对还么烦须预约变删发继续执权没办处购买卖账户单笔转钱时间说应"
+    "该会给让开关机厅饭货宝讯录医疗纪与询详细选择们仅视频标点数额费价邮寄联络线网页凭证务据类车场备注"
+)
 _HANT_FOLD = str.maketrans(_HANT, _HANS)
 _HANT_CHARS = re.compile(f"[{_HANT}]")
 # Quoted spans: French guillemets, German low-high quotes, CJK brackets, ASCII doubles.
@@ -198,8 +204,8 @@ class _LazyActs:
 
 
 #: Sentence-final marks: a CJK sentence without one was left unpunctuated.
-_FINAL_MARKS = frozenset("。.!！…)）」』\"'")
-#: A bare confirmation question ("Confirma?", "In Ordnung?", "确认？") has at most this many words.
+_FINAL_MARKS = frozenset("。.!\uff01…)\uff09」』\"'")
+#: A bare confirmation question ("Confirma?", "In Ordnung?", "确认?") has at most this many words.
 _BARE_WORDS = 4
 _WORD = re.compile(r"\w+")
 
@@ -300,7 +306,7 @@ class LanguageRules:
         return bool(self._cjk_words and sentence[-1:] not in _FINAL_MARKS and self._cjk_words.search(sentence))
 
     def _is_bare(self, sentence: str) -> bool:
-        """A short question made of little more than its confirmation word ("Bestätigen?", "确认？")."""
+        """A short question made of little more than its confirmation word ("Bestätigen?", "确认?")."""
         if _CJK_CHAR.search(sentence):
             return len(sentence) <= 8
         return len(_WORD.findall(sentence)) <= _BARE_WORDS
