@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 
 from tooldiag.classify.classes import ActionClass
 from tooldiag.classify.cues import fold
@@ -96,8 +97,14 @@ _HANS = (
 )
 _HANT_FOLD = str.maketrans(_HANT, _HANS)
 _HANT_CHARS = re.compile(f"[{_HANT}]")
-# Quoted spans: French guillemets, German low-high quotes, CJK brackets, ASCII doubles.
-_QUOTE_SPAN = re.compile(r'«[^»\n]*+»|„[^“”"\n]*+[“”"]|「[^」\n]*+」|『[^』\n]*+』|"[^"\n]*+"|“[^”\n]*+”')
+_WIDE_MARKS = re.compile("[\uff1f\uff01\uff0c\uff1a\uff1b\u3001]")
+_QUOTE_OPENERS = re.compile('[«„「『"“]')
+# Quoted spans (at most 1,000 characters: an unclosed « on a 1 MB line must not scan to its end
+# from every opener): French guillemets, German low-high quotes, CJK brackets, ASCII doubles.
+_QUOTE_SPAN = re.compile(
+    r'«[^»\n]{0,1000}+»|„[^“”"\n]{0,1000}+[“”"]|「[^」\n]{0,1000}+」|『[^』\n]{0,1000}+』'
+    r'|"[^"\n]{0,1000}+"|“[^”\n]{0,1000}+”'
+)
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。])|(?<=[?!])(?=[" + _CJK + "])")
 
 
@@ -130,21 +137,53 @@ def _phrase_pattern(entry: str, prefix: bool) -> str:
 
 
 class _Cues:
-    """One cue list: its plain phrases and its ``re:`` entries, compiled apart (see above)."""
+    """One cue list: its plain phrases and its ``re:`` entries, compiled apart (see above).
 
-    __slots__ = ("plain", "regex")
+    ``first_words``: when every plain phrase starts with a Latin word, the set of those
+    words; a sentence holding none of them cannot match a phrase, so the alternation is
+    not searched at all (a set test instead of a regex scan: most lists miss most sentences).
+    """
 
-    def __init__(self, plain: re.Pattern[str] | None, regex: re.Pattern[str] | None) -> None:
+    __slots__ = ("first_words", "plain", "regex")
+
+    def __init__(
+        self, plain: re.Pattern[str] | None, regex: re.Pattern[str] | None, first_words: frozenset[str] | None
+    ) -> None:
         self.plain = plain
         self.regex = regex
+        self.first_words = first_words
 
     def search(self, text: str) -> bool:
-        return bool((self.plain and self.plain.search(text)) or (self.regex and self.regex.search(text)))
+        plain = self.plain
+        firsts = self.first_words
+        if plain is not None and (firsts is None or not firsts.isdisjoint(_words(text))) and plain.search(text):
+            return True
+        return bool(self.regex and self.regex.search(text))
 
     def sub(self, replacement: str, text: str) -> str:
         if self.plain:
             text = self.plain.sub(replacement, text)
         return self.regex.sub(replacement, text) if self.regex else text
+
+
+_WORDS = re.compile(r"\w+")
+
+
+@lru_cache(maxsize=256)
+def _words(sentence: str) -> frozenset[str]:
+    """The words of a sentence, computed once however many lists look at it."""
+    return frozenset(_WORDS.findall(sentence))
+
+
+def _first_words(entries: Sequence[str]) -> frozenset[str] | None:
+    """The first word of each phrase, or ``None`` when one does not start with a Latin word."""
+    firsts = set()
+    for entry in entries:
+        folded = fold(entry).strip()
+        if not _LATIN_EDGE.match(folded) or _CJK_CHAR.search(folded):
+            return None
+        firsts.add(_WORDS.findall(folded)[0])
+    return frozenset(firsts)
 
 
 def _compile(entries: Iterable[str], prefix: bool = False) -> _Cues | None:
@@ -153,7 +192,11 @@ def _compile(entries: Iterable[str], prefix: bool = False) -> _Cues | None:
         return None
     plain = [_phrase_pattern(e, prefix) for e in ordered if not e.startswith("re:")]
     regex = [f"(?:{e[3:]})" for e in ordered if e.startswith("re:")]
-    return _Cues(re.compile("|".join(plain)) if plain else None, re.compile("|".join(regex)) if regex else None)
+    phrases = [e for e in ordered if not e.startswith("re:")]
+    first_words = None if prefix else _first_words(phrases)
+    return _Cues(
+        re.compile("|".join(plain)) if plain else None, re.compile("|".join(regex)) if regex else None, first_words
+    )
 
 
 def _has(cues: _Cues | re.Pattern[str] | None, text: str) -> bool:
@@ -238,11 +281,15 @@ class LanguageRules:
     # -- public --------------------------------------------------------------
     def signals(self, text: str) -> frozenset[ActionClass]:
         """Every class ``text`` shows evidence of (tool calls are decided before this is called)."""
-        from tooldiag.classify.default import clean_for_cues  # the English path's cleaning
+        from tooldiag.classify.default import MAX_ANALYSED_CHARS, clean_for_cues  # the English path's cleaning
 
+        if len(text) > MAX_ANALYSED_CHARS:  # the part clean_for_cues reads, before any masking
+            text = text[:40_000] + "\n" + text[-20_000:]
         if self.code == "zh" and _HANT_CHARS.search(text):
             text = text.translate(_HANT_FOLD)
-        masked = _QUOTE_SPAN.sub(_mask_quote, text.translate(_WIDTH_FOLD))
+        if _WIDE_MARKS.search(text):
+            text = text.translate(_WIDTH_FOLD)
+        masked = _QUOTE_SPAN.sub(_mask_quote, text) if _QUOTE_OPENERS.search(text) else text
         sentences = [part.strip() for s in clean_for_cues(masked) for part in _SENTENCE_BREAK.split(s)]
         sentences = [s for s in sentences if s and s != '"…"']
         return self._sentence_signals(sentences)
@@ -373,8 +420,10 @@ def structural_signals(text: str) -> frozenset[ActionClass]:
     only the one language-independent signal is read; everything else is ``other``.
     Tool calls are decided by syntax before this is called.
     """
-    from tooldiag.classify.default import clean_for_cues
+    from tooldiag.classify.default import MAX_ANALYSED_CHARS, clean_for_cues
 
+    if len(text) > MAX_ANALYSED_CHARS:  # linear time: the part clean_for_cues reads
+        text = text[:40_000] + "\n" + text[-20_000:]
     masked = _QUOTE_SPAN.sub(_mask_quote, text.translate(_WIDTH_FOLD))
     if any(_ANY_QUESTION_MARK.search(sentence) for sentence in clean_for_cues(masked)):
         return frozenset({ActionClass.ASK})
