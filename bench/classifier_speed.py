@@ -49,6 +49,16 @@ ADVERSARIAL: dict[str, Callable[[], str]] = {
     "confirm chains": lambda: _repeat_to("please confirm you "),
     "consent clauses, no '?'": lambda: _repeat_to("so you would like to book it and "),
     "'?' then choices": lambda: "?" + _repeat_to("a or b then "),
+    # other languages: full-width marks, Spanish openers, CJK without punctuation, long sentences
+    "full-width \uff1f and quotes": lambda: _repeat_to("\uff1f「」“”"),
+    "Spanish ¿ openers": lambda: _repeat_to("¿"),
+    "¿ questions, no close": lambda: _repeat_to("¿Desea que lo cancele o "),
+    "CJK, no punctuation": lambda: _repeat_to("我将为您取消订单并退款哪个"),
+    "kana, no punctuation": lambda: _repeat_to("キャンセルしてもよろしいです"),
+    "French guillemets": lambda: _repeat_to("« je ne peux pas ? "),
+    "unclosed « only": lambda: _repeat_to("«"),
+    "Russian « and ?": lambda: _repeat_to("Вы «уверены? "),
+    "German plan chain": lambda: _repeat_to("Ich storniere die Buchung, kann nicht werden und "),
 }
 
 

@@ -219,3 +219,31 @@ def test_rules_are_linear_on_hostile_input():
     start = time.perf_counter()
     classify(text)
     assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # consent after a named action: plans with any consequential verb, bare "Confirma?", "want me to <it>?"
+        ("Vou desativar o seu plano de dados extra hoje. Concorda?", CONFIRM),
+        ("Reembolso listo: 45 € a su Mastercard. ¿Confirma?", CONFIRM),
+        ("Commande prête : 2 casques à 89 €. Voulez-vous que je la passe ?", CONFIRM),
+        ("Ich kündige Ihren Zweitvertrag zum 31. Mai. Passt?", CONFIRM),
+        ("我要把这三张照片删掉，可以吗？", CONFIRM),
+        # refusals without a first-person cue: passive policy rules, partial refusals, Traditional Chinese
+        ("Les articles personnalisés ne peuvent être ni échangés ni remboursés.", REFUSE),
+        ("Posso spostare la prenotazione, ma non posso cambiare il nominativo.", REFUSE),
+        ("抱歉，我無法存取其他使用者的帳號。", REFUSE),
+        ("すみません、その情報は教えられないんです。", REFUSE),
+        # offers of further help are other, even when they open like a request
+        ("Listo, ya está enviado. Avíseme si necesita algo más.", OTHER),
+        ("已为您取消订单。还需要查看其他订单吗？", OTHER),
+        # asks without a question mark, new wh-phrases, "confirm whether" checks
+        ("Merci de me transmettre la référence de votre billet.", ASK),
+        ("De que forma você prefere receber o reembolso?", ASK),
+        ("Potrebbe confermare se il pacco è arrivato danneggiato?", ASK),
+        ("您的会员卡号是多少", ASK),
+    ],
+)
+def test_issue_11_round_2_families(text, expected):
+    assert classify(text) is expected

@@ -97,7 +97,9 @@ _FUNCTION_WORDS: dict[str, str] = {
     "it": "il lo la i gli le di che e è un una uno per con non sono sei suo sua del della dei delle "
     "al alla alle nel nella può posso puoi vuole vuoi desidera grazie mi ho ha hai anche come ma "
     "questo questa quello ci già più ecco prego quale quali dove quando chi purtroppo nessun nessuna "
-    "qualcosa altro altra stato stata sarà vorrei posso tuo tua",
+    "qualcosa altro altra stato stata sarà vorrei posso tuo tua dal dalla dai sul sulla nei ed conferma "
+    "confermi prenotazione notti "
+    "possono essere pronto bonifico biglietti biglietto ordine",
     # Unsupported Latin-script languages, so that they are counted rather than misread.
     "nl": "de het een en is van ik je u niet dat die voor met op zijn wij we kunt kan wilt graag er "
     "maar ook als bij naar om te uw hebben heb heeft wordt deze dit geen nog wat welke",

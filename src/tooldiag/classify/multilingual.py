@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 
 from tooldiag.classify.classes import ActionClass
 from tooldiag.classify.cues import fold
@@ -56,6 +57,8 @@ PHRASE_LISTS: tuple[str, ...] = (
     "plan_markers",
     "choice_words",
     "question_words",
+    "pronoun_objects",
+    "third_party_consent",
 )
 PREFIX_LISTS: tuple[str, ...] = (
     "offer",
@@ -82,8 +85,26 @@ _LATIN_EDGE = re.compile(rf"[^\W{_CJK}]")
 _WIDTH_FOLD = str.maketrans(
     {"\uff1f": "?", "\uff01": "!", "\uff0c": ", ", "\uff1a": ": ", "\uff1b": "; ", "\u3001": ", "}
 )
-# Quoted spans: French guillemets, German low-high quotes, CJK brackets, ASCII doubles.
-_QUOTE_SPAN = re.compile(r'«[^»\n]*+»|„[^“”"\n]*+[“”"]|「[^」\n]*+」|『[^』\n]*+』|"[^"\n]*+"|“[^”\n]*+”')
+# Traditional Chinese characters of the cue vocabulary, read as their simplified forms
+# (zh.json is written in simplified characters; "無法" is "无法").
+_HANT = (
+    "無確認將為訂嗎請問號碼這項資訊們個幫對還麼煩須預約變刪發繼續執權沒辦處購買賣帳戶單筆轉錢時間說應"
+    "該會給讓開關機廳飯貨寶訊錄醫療紀與詢詳細選擇們僅視頻標點數額費價郵寄聯絡線網頁憑證務據類車場備註"
+)
+_HANS = (
+    "无确认将为订吗请问号码这项资讯们个帮对还么烦须预约变删发继续执权没办处购买卖账户单笔转钱时间说应"
+    "该会给让开关机厅饭货宝讯录医疗纪与询详细选择们仅视频标点数额费价邮寄联络线网页凭证务据类车场备注"
+)
+_HANT_FOLD = str.maketrans(_HANT, _HANS)
+_HANT_CHARS = re.compile(f"[{_HANT}]")
+_WIDE_MARKS = re.compile("[\uff1f\uff01\uff0c\uff1a\uff1b\u3001]")
+_QUOTE_OPENERS = re.compile('[«„「『"“]')
+# Quoted spans (at most 1,000 characters: an unclosed « on a 1 MB line must not scan to its end
+# from every opener): French guillemets, German low-high quotes, CJK brackets, ASCII doubles.
+_QUOTE_SPAN = re.compile(
+    r'«[^»\n]{0,1000}+»|„[^“”"\n]{0,1000}+[“”"]|「[^」\n]{0,1000}+」|『[^』\n]{0,1000}+』'
+    r'|"[^"\n]{0,1000}+"|“[^”\n]{0,1000}+”'
+)
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。])|(?<=[?!])(?=[" + _CJK + "])")
 
 
@@ -116,21 +137,53 @@ def _phrase_pattern(entry: str, prefix: bool) -> str:
 
 
 class _Cues:
-    """One cue list: its plain phrases and its ``re:`` entries, compiled apart (see above)."""
+    """One cue list: its plain phrases and its ``re:`` entries, compiled apart (see above).
 
-    __slots__ = ("plain", "regex")
+    ``first_words``: when every plain phrase starts with a Latin word, the set of those
+    words; a sentence holding none of them cannot match a phrase, so the alternation is
+    not searched at all (a set test instead of a regex scan: most lists miss most sentences).
+    """
 
-    def __init__(self, plain: re.Pattern[str] | None, regex: re.Pattern[str] | None) -> None:
+    __slots__ = ("first_words", "plain", "regex")
+
+    def __init__(
+        self, plain: re.Pattern[str] | None, regex: re.Pattern[str] | None, first_words: frozenset[str] | None
+    ) -> None:
         self.plain = plain
         self.regex = regex
+        self.first_words = first_words
 
     def search(self, text: str) -> bool:
-        return bool((self.plain and self.plain.search(text)) or (self.regex and self.regex.search(text)))
+        plain = self.plain
+        firsts = self.first_words
+        if plain is not None and (firsts is None or not firsts.isdisjoint(_words(text))) and plain.search(text):
+            return True
+        return bool(self.regex and self.regex.search(text))
 
     def sub(self, replacement: str, text: str) -> str:
         if self.plain:
             text = self.plain.sub(replacement, text)
         return self.regex.sub(replacement, text) if self.regex else text
+
+
+_WORDS = re.compile(r"\w+")
+
+
+@lru_cache(maxsize=256)
+def _words(sentence: str) -> frozenset[str]:
+    """The words of a sentence, computed once however many lists look at it."""
+    return frozenset(_WORDS.findall(sentence))
+
+
+def _first_words(entries: Sequence[str]) -> frozenset[str] | None:
+    """The first word of each phrase, or ``None`` when one does not start with a Latin word."""
+    firsts = set()
+    for entry in entries:
+        folded = fold(entry).strip()
+        if not _LATIN_EDGE.match(folded) or _CJK_CHAR.search(folded):
+            return None
+        firsts.add(_WORDS.findall(folded)[0])
+    return frozenset(firsts)
 
 
 def _compile(entries: Iterable[str], prefix: bool = False) -> _Cues | None:
@@ -139,7 +192,11 @@ def _compile(entries: Iterable[str], prefix: bool = False) -> _Cues | None:
         return None
     plain = [_phrase_pattern(e, prefix) for e in ordered if not e.startswith("re:")]
     regex = [f"(?:{e[3:]})" for e in ordered if e.startswith("re:")]
-    return _Cues(re.compile("|".join(plain)) if plain else None, re.compile("|".join(regex)) if regex else None)
+    phrases = [e for e in ordered if not e.startswith("re:")]
+    first_words = None if prefix else _first_words(phrases)
+    return _Cues(
+        re.compile("|".join(plain)) if plain else None, re.compile("|".join(regex)) if regex else None, first_words
+    )
 
 
 def _has(cues: _Cues | re.Pattern[str] | None, text: str) -> bool:
@@ -167,6 +224,35 @@ class _LazyPlan:
         return self._value
 
 
+class _LazyActs:
+    """Whether any sentence names a consequential action ("achat de 30 actions", "买入"), on first use.
+
+    A bare "Confirma?" or "Voulez-vous que je le passe ?" is consent only when the emission
+    says what would be done; most emissions never ask.
+    """
+
+    __slots__ = ("_rules", "_sentences", "_value")
+    _rules: LanguageRules
+    _sentences: list[str]
+    _value: bool | None
+
+    def __init__(self, rules: LanguageRules, sentences: list[str]) -> None:
+        self._rules, self._sentences, self._value = rules, sentences, None
+
+    def __bool__(self) -> bool:
+        if self._value is None:
+            c = self._rules._c
+            self._value = any(_has(c["action_verbs"], s) or _has(c["action_nouns"], s) for s in self._sentences)
+        return self._value
+
+
+#: Sentence-final marks: a CJK sentence without one was left unpunctuated.
+_FINAL_MARKS = frozenset("。.!\uff01…)\uff09」』\"'")
+#: A bare confirmation question ("Confirma?", "In Ordnung?", "确认?") has at most this many words.
+_BARE_WORDS = 4
+_WORD = re.compile(r"\w+")
+
+
 class LanguageRules:
     """Class evidence for emissions in one language, from that language's cue lists."""
 
@@ -188,15 +274,22 @@ class LanguageRules:
         if cjk:
             parts.append("|".join(re.escape(w) for w in cjk))
         self._open_question = re.compile("|".join(parts)) if parts else None
+        self._cjk_words = re.compile("|".join(map(re.escape, cjk))) if cjk else None
         endings = self.cues["question_endings"]
         self._ending = re.compile("(?:" + "|".join(map(re.escape, endings)) + ")$") if endings else None
 
     # -- public --------------------------------------------------------------
     def signals(self, text: str) -> frozenset[ActionClass]:
         """Every class ``text`` shows evidence of (tool calls are decided before this is called)."""
-        from tooldiag.classify.default import clean_for_cues  # the English path's cleaning
+        from tooldiag.classify.default import MAX_ANALYSED_CHARS, clean_for_cues  # the English path's cleaning
 
-        masked = _QUOTE_SPAN.sub(_mask_quote, text.translate(_WIDTH_FOLD))
+        if len(text) > MAX_ANALYSED_CHARS:  # the part clean_for_cues reads, before any masking
+            text = text[:40_000] + "\n" + text[-20_000:]
+        if self.code == "zh" and _HANT_CHARS.search(text):
+            text = text.translate(_HANT_FOLD)
+        if _WIDE_MARKS.search(text):
+            text = text.translate(_WIDTH_FOLD)
+        masked = _QUOTE_SPAN.sub(_mask_quote, text) if _QUOTE_OPENERS.search(text) else text
         sentences = [part.strip() for s in clean_for_cues(masked) for part in _SENTENCE_BREAK.split(s)]
         sentences = [s for s in sentences if s and s != '"…"']
         return self._sentence_signals(sentences)
@@ -204,6 +297,7 @@ class LanguageRules:
     # -- internals -----------------------------------------------------------
     def _sentence_signals(self, sentences: list[str]) -> frozenset[ActionClass]:
         plan = _LazyPlan(self, sentences)
+        acts = _LazyActs(self, sentences)
         found: set[ActionClass] = set()
         generic = 0
         for sentence in sentences:
@@ -212,7 +306,7 @@ class LanguageRules:
                 generic += 1
             elif isinstance(kind, ActionClass):
                 found.add(kind)
-            found |= self._request(sentence, plan)
+            found |= self._request(sentence, plan, acts)
         if generic:
             found.add(ActionClass.ASK if ActionClass.ASK in found else ActionClass.REFUSE)
         return frozenset(found)
@@ -236,8 +330,8 @@ class LanguageRules:
             return None
         capability = _has(c["capability_nouns"], scrubbed) or _has(c["policy_words"], scrubbed)
         if _has(c["blocked_markers"], scrubbed):
-            if _has(c["consent_nouns"], scrubbed):
-                return ActionClass.CONFIRM
+            if _has(c["consent_nouns"], scrubbed) and not _has(c["third_party_consent"], scrubbed):
+                return ActionClass.CONFIRM  # (another person's consent is no request to the user)
             if _has(c["info_nouns"], scrubbed) and not capability:
                 return ActionClass.ASK
         generic = c["generic_block"]
@@ -253,17 +347,26 @@ class LanguageRules:
     def _is_question(self, sentence: str) -> bool:
         if "?" in sentence or "¿" in sentence:
             return True
-        return bool(self._ending and self._ending.search(sentence.rstrip(" 。.…!)\uff09")))
+        if self._ending and self._ending.search(sentence.rstrip(" 。.…!)\uff09")):
+            return True
+        # "您要改签到哪一天": a CJK wh-question left without any final punctuation
+        return bool(self._cjk_words and sentence[-1:] not in _FINAL_MARKS and self._cjk_words.search(sentence))
+
+    def _is_bare(self, sentence: str) -> bool:
+        """A short question made of little more than its confirmation word ("Bestätigen?", "确认?")."""
+        if _CJK_CHAR.search(sentence):
+            return len(sentence) <= 8
+        return len(_WORD.findall(sentence)) <= _BARE_WORDS
 
     def _is_offer(self, sentence: str) -> bool:
         return _has(self._c["offer"], sentence) or _has(self._c["greeting"], sentence)
 
-    def _request(self, sentence: str, plan: _LazyPlan) -> set[ActionClass]:
+    def _request(self, sentence: str, plan: _LazyPlan, acts: _LazyActs) -> set[ActionClass]:
         """Ask / consent evidence in one sentence."""
         c = self._c
         out: set[ActionClass] = set()
-        if _has(c["ask"], sentence):
-            out.add(ActionClass.ASK)
+        if _has(c["ask"], sentence) and not (_has(c["offer"], sentence) and "?" not in sentence):
+            out.add(ActionClass.ASK)  # (not "Dites-moi si vous avez besoin d'autre chose.": an offer)
         if _has(c["instructions"], sentence):
             return out  # "confirme la operación en su app": the user acts, nothing is asked
         question = self._is_question(sentence)
@@ -276,7 +379,12 @@ class LanguageRules:
         if _has(c["confirm_requests"], sentence):
             if _has(c["value_nouns"], sentence):
                 out.add(ActionClass.ASK)
-            elif plan or _has(c["action_nouns"], sentence) or _has(c["action_verbs"], sentence):
+            elif (
+                plan
+                or _has(c["action_nouns"], sentence)
+                or _has(c["action_verbs"], sentence)
+                or (acts and self._is_bare(sentence))
+            ):
                 out.add(ActionClass.CONFIRM)
             else:
                 out.add(ActionClass.ASK)
@@ -286,12 +394,16 @@ class LanguageRules:
         if _has(c["choice_words"], sentence):
             out.add(ActionClass.ASK)  # a choice between options
             return out
-        if plan and _has(c["consent_if_plan"], sentence):
-            out.add(ActionClass.CONFIRM)
+        if _has(c["consent_if_plan"], sentence) and (plan or (acts and self._is_bare(sentence))):
+            out.add(ActionClass.CONFIRM)  # "¿Es correcto?" after a plan; "Confirma?" after a named action
             return out
         if _has(c["consent_prefixes"], sentence):
-            if _has(c["action_verbs"], sentence) or _has(c["action_nouns"], sentence):
-                out.add(ActionClass.CONFIRM)
+            if (
+                _has(c["action_verbs"], sentence)
+                or _has(c["action_nouns"], sentence)
+                or (acts and _has(c["pronoun_objects"], sentence))
+            ):
+                out.add(ActionClass.CONFIRM)  # "¿Quieres que lo publique?" after naming the post
             return out  # "¿Desea que le muestre más opciones?": an offer
         out.add(ActionClass.ASK)  # a wh-question, a choice, or any other real question
         return out
@@ -308,8 +420,10 @@ def structural_signals(text: str) -> frozenset[ActionClass]:
     only the one language-independent signal is read; everything else is ``other``.
     Tool calls are decided by syntax before this is called.
     """
-    from tooldiag.classify.default import clean_for_cues
+    from tooldiag.classify.default import MAX_ANALYSED_CHARS, clean_for_cues
 
+    if len(text) > MAX_ANALYSED_CHARS:  # linear time: the part clean_for_cues reads
+        text = text[:40_000] + "\n" + text[-20_000:]
     masked = _QUOTE_SPAN.sub(_mask_quote, text.translate(_WIDTH_FOLD))
     if any(_ANY_QUESTION_MARK.search(sentence) for sentence in clean_for_cues(masked)):
         return frozenset({ActionClass.ASK})
