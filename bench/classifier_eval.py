@@ -7,7 +7,9 @@ classifier"). Splits: ``dev`` rows were written while the rules were tuned (opti
 ``holdout`` rows were written by authors who never saw the rules, and the rules were
 not tuned on them (the honest estimate). Prints, for the held-out split: accuracy per
 language for every scheme, precision / recall per class, recall per class per language,
-and the confusion matrix; then the same summary for ``dev``. The tables in
+and the confusion matrix; where a blind second rater relabelled the held-out rows
+(``raters/*.jsonl``), the raters' agreement and kappa and each scheme's accuracy on the
+rows both raters label alike; then the same summary for ``dev``. The tables in
 docs/diagnostic.md and the README are this script's output. ``--misses`` lists the
 held-out rows a scheme got wrong (for documenting known misses, not for tuning).
 """
@@ -85,6 +87,47 @@ def recall_by_language(rows: list[dict[str, Any]], labels: dict[str, ActionClass
     return "\n".join(lines) + "\n"
 
 
+def load_second_rater(folder: Path) -> dict[str, str]:
+    """``id -> label`` of the blind second rater (``raters/*.jsonl``: audit-label rows
+    ``{"id", "rater", "label"}``), written without seeing the gold labels or the rules."""
+    labels: dict[str, str] = {}
+    for path in sorted((folder / "raters").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                labels[row["id"]] = row["label"]
+    return labels
+
+
+def rater_table(
+    rows: list[dict[str, Any]], second: dict[str, str], schemes: list[str], labels: dict[str, dict[str, ActionClass]]
+) -> str:
+    """Gold vs second rater (agreement, kappa), and each scheme against gold, against the second
+    rater, and on the consensus rows (both raters gave the same label)."""
+    from tooldiag.metrics.agreement import cohen_kappa
+
+    head = "| language | n | raters agree | kappa |"
+    for s in schemes:
+        head += f" {s} vs gold | {s} vs rater 2 | {s} on consensus |"
+    lines = [head, "|---" * (4 + 3 * len(schemes)) + "|"]
+    codes = [c for c in SUPPORTED_LANGUAGES if any(r["language"] == c for r in rows)]
+    for code in [*codes, "all"]:
+        subset = [r for r in rows if (code == "all" or r["language"] == code) and r["id"] in second]
+        if not subset:
+            continue
+        pair = cohen_kappa([r["label"] for r in subset], [second[r["id"]] for r in subset])
+        consensus = [r for r in subset if second[r["id"]] == r["label"]]
+        cells = [code, str(len(subset)), pct(pair.agreement), f"{pair.kappa:.3f}"]
+        for s in schemes:
+            got = labels[s]
+            cells.append(pct(sum(got[r["id"]].value == r["label"] for r in subset) / len(subset)))
+            cells.append(pct(sum(got[r["id"]].value == second[r["id"]] for r in subset) / len(subset)))
+            share = sum(got[r["id"]].value == r["label"] for r in consensus) / len(consensus) if consensus else None
+            cells.append(f"{pct(share)} ({len(consensus)})")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT / "tests" / "data" / "classifier")
@@ -115,6 +158,10 @@ def main() -> None:
             print(recall_by_language(subset, labels["default"]))
             if split == "holdout":
                 print(confusion_markdown(score("default", subset, labels["default"])))
+        second = load_second_rater(args.data)
+        if split == "holdout" and second:
+            print("Second rater (blind relabelling of the held-out rows; accuracy in %, consensus n in brackets):\n")
+            print(rater_table(subset, second, schemes, labels))
         if split == "holdout" and args.misses:
             for name in schemes:
                 misses = [r for r in subset if labels[name][r["id"]].value != r["label"]]
