@@ -55,6 +55,8 @@ _REPEATS = tuple(
 #: A word of a sentence as the index sees it (``\w+``: "what's" gives "what" and "s").
 WORD = re.compile(r"\w+")
 _MAX_KEYS = 64
+#: ``str.translate`` table: every ASCII character ``WORD`` does not match becomes a space.
+_ASCII_NON_WORD = {code: " " for code in range(128) if not WORD.match(chr(code))}
 _WORD_CHAR = re.compile(r"\w")
 
 
@@ -294,5 +296,6 @@ class IndexedCues(CueIndex):
 
 def sentence_keys(sentence: str) -> frozenset[Key]:
     """Every word and every pair of consecutive words of ``sentence``: what the index looks up."""
-    words = WORD.findall(sentence)
+    # ASCII text: non-word characters to spaces and a split, about twice as fast as findall
+    words = sentence.translate(_ASCII_NON_WORD).split() if sentence.isascii() else WORD.findall(sentence)
     return frozenset(itertools.chain(words, map(" ".join, itertools.pairwise(words))))
