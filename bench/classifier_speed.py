@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -62,6 +64,23 @@ ADVERSARIAL: dict[str, Callable[[], str]] = {
 }
 
 
+def host_line() -> str:
+    """CPU model and load average: a figure means little without the machine and what else ran on it."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.lower().startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
+    except (AttributeError, OSError):
+        load = "unknown"
+    return f"host: {model}, {os.cpu_count()} logical CPUs, load average (1, 5, 15 min) {load}"
+
+
 def load_rows() -> list[tuple[object, bool]]:
     rows = []
     for path in sorted(DATA.glob("*.jsonl")):
@@ -103,8 +122,10 @@ def main() -> None:
     args = parser.parse_args()
     classify = get_classifier(args.scheme)
     rows = load_rows()
+    host = host_line()  # before the run: the load of other work, not of this benchmark
     best, median, done = throughput(classify, rows, args.min_emissions)
-    print(f"scheme {args.scheme}: {len(rows)} labelled rows, {done} emissions classified\n")
+    print(f"scheme {args.scheme}: {len(rows)} labelled rows, {done} emissions classified")
+    print(host + "\n")
     print("| measure | value |\n|---|---|")
     print(f"| emissions / second (best pass) | {best:,.0f} |")
     print(f"| emissions / second (median pass) | {median:,.0f} |")

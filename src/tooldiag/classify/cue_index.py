@@ -12,8 +12,11 @@ search of the whole alternation; ``tests/classify/test_fuzz.py`` checks that.
 Key words come from the parsed regex (``re._parser``, the parser ``re`` itself uses):
 the literal word a match must begin with, through groups, alternations and optional
 parts, after a word boundary. Anything the walk does not understand (a character class,
-a look-around, a word with no boundary before it) leaves the entry unkeyed: always
-searched, never missed.
+a look-around, a word with no boundary before it) leaves the entry unkeyed. An unkeyed
+entry whose every match starts with one of a few literal strings (``(?:desea|quiere) que``,
+a CJK phrase: no word boundary to key on) is searched only when one of those strings
+occurs in the sentence (a C-level ``in`` test, see :func:`literal_starts`); the rest are
+searched on every sentence, never missed.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ _AT = _sre_constants.AT
 _AT_BOUNDARY = _sre_constants.AT_BOUNDARY
 _AT_STARTS = (_sre_constants.AT_BEGINNING, _sre_constants.AT_BEGINNING_STRING)
 _LITERAL = _sre_constants.LITERAL
+_ASSERTS = (_sre_constants.ASSERT, _sre_constants.ASSERT_NOT)
 _SUBPATTERN = _sre_constants.SUBPATTERN
 _BRANCH = _sre_constants.BRANCH
 _REPEATS = tuple(
@@ -51,6 +55,8 @@ _REPEATS = tuple(
 #: A word of a sentence as the index sees it (``\w+``: "what's" gives "what" and "s").
 WORD = re.compile(r"\w+")
 _MAX_KEYS = 64
+#: ``str.translate`` table: every ASCII character ``WORD`` does not match becomes a space.
+_ASCII_NON_WORD = {code: " " for code in range(128) if not WORD.match(chr(code))}
 _WORD_CHAR = re.compile(r"\w")
 
 
@@ -58,10 +64,13 @@ class _NoKey(Exception):
     """The walk met something it cannot reason about: the entry stays unkeyed."""
 
 
-Key = tuple[str, ...]
+#: One word ("could") or two consecutive words joined by a space ("could you"): words are
+#: ``\w+`` runs, so the space is unambiguous, and a string hashes faster than a tuple.
+Key = str
+_Words = tuple[str, ...]
 
 
-def _walk(items: Sequence[Any], done: Key, partial: str, bounded: bool, want: int) -> frozenset[Key]:
+def _walk(items: Sequence[Any], done: _Words, partial: str, bounded: bool, want: int) -> frozenset[_Words]:
     """The first ``want`` words a match of ``items`` can begin with (fewer where unknowable).
 
     ``done`` holds the words already read, ``partial`` the word being read, ``bounded``
@@ -125,8 +134,8 @@ def _non_word_member(kind: Any, value: Any) -> bool:
     return kind is _LITERAL and not _WORD_CHAR.match(chr(value))
 
 
-def _union(parts: Iterable[frozenset[Key]]) -> frozenset[Key]:
-    keys: set[Key] = set()
+def _union(parts: Iterable[frozenset[Any]]) -> frozenset[Any]:
+    keys: set[Any] = set()
     for part in parts:
         keys |= part
         if len(keys) > _MAX_KEYS:
@@ -151,30 +160,105 @@ def key_words(pattern: str, want: int = 2) -> frozenset[Key] | None:
         except (_NoKey, RecursionError, TypeError, ValueError, OverflowError):
             continue
         if keys:
-            return keys
+            return frozenset(" ".join(key) for key in keys)
     return None
 
 
-class IndexedCues:
-    """A list of regex sources searched together; ``search`` is ``any(entry matches)``.
+#: Literal starts longer than this are cut (a shorter start is still one every match has).
+_MAX_START = 12
 
-    ``pattern`` is the plain alternation of every entry, for callers that need a match
-    object or ``sub``; ``search`` goes through the word index.
+
+def literal_starts(pattern: str) -> frozenset[str] | None:
+    """Literal strings one of which begins every match of ``pattern``; ``None`` when unknown.
+
+    The gate for entries :func:`key_words` cannot key: ``(?:desea|quiere) que`` may match
+    inside a longer word and CJK text has no word boundaries, but a match still has to
+    start with "desea" or "quiere", so a sentence containing neither cannot match.
+    Zero-width elements (boundaries, look-arounds) are stepped over; case-insensitive
+    patterns give ``None`` (a literal then matches more than itself).
+    """
+    try:
+        parsed = _sre_parser.parse(pattern)
+    except (re.error, RecursionError, TypeError, ValueError, OverflowError):
+        return None
+    if parsed.state.flags & re.IGNORECASE:
+        return None
+    try:
+        starts = _starts(list(parsed), "")
+    except (_NoKey, RecursionError, TypeError, ValueError, OverflowError):
+        return None
+    # a start that extends another is implied by it: testing the shorter one is enough
+    return frozenset(s for s in starts if not any(o != s and s.startswith(o) for o in starts))
+
+
+def _starts(items: Sequence[Any], prefix: str) -> frozenset[str]:
+    for index, (op, av) in enumerate(items):
+        if len(prefix) >= _MAX_START:
+            break
+        if op is _AT or op in _ASSERTS:
+            continue  # zero-width: consumes no character
+        if op is _LITERAL:
+            prefix += chr(av)
+            continue
+        rest = list(items[index + 1 :])
+        if op is _SUBPATTERN:
+            if av[1] or av[2]:
+                break  # scoped flags, e.g. (?i:...): a literal may match other characters
+            return _starts(list(av[-1]) + rest, prefix)
+        if op is _BRANCH:
+            return _union(_starts(list(alt) + rest, prefix) for alt in av[1])
+        if op in _REPEATS and av[0] == 0 and av[1] == 1:
+            return _union((_starts(rest, prefix), _starts(list(av[2]) + rest, prefix)))
+        break
+    if not prefix:
+        raise _NoKey
+    return frozenset({prefix})
+
+
+#: Characters from here on (CJK radicals, kana, Han, Hangul, full-width forms) are CJK.
+_CJK_START = "\u2e80"
+
+
+class CueIndex:
+    """A list of regex sources; ``search`` is ``any(entry matches)`` at a fraction of its cost.
+
+    Entries are keyed by word (:func:`key_words`), else gated by literal starts
+    (:func:`literal_starts`), else searched on every sentence. With ``leave_unkeyed``
+    the last kind, and entries whose starts are CJK, are not searched here but listed in
+    ``left_out`` (their positions in ``sources``): for CJK text one alternation of them
+    lets the regex engine skip positions by first characters that are rarely there,
+    which beats any gate written in Python, so the caller scans them itself.
     """
 
-    def __init__(self, sources: Sequence[str], pattern: re.Pattern[str]) -> None:
-        self.pattern = pattern
+    def __init__(self, sources: Sequence[str], *, leave_unkeyed: bool = False) -> None:
         self._unkeyed: list[re.Pattern[str]] = []
         self._by_key: dict[Key, list[re.Pattern[str]]] = {}
-        for source in sources:
-            compiled = re.compile(source)
+        self.left_out: list[int] = []
+        by_start: dict[str, list[re.Pattern[str]]] = {}
+        for position, source in enumerate(sources):
             keys = key_words(source)
-            if keys is None:
-                self._unkeyed.append(compiled)
+            if keys is not None:
+                compiled = re.compile(source)
+                for key in keys:
+                    self._by_key.setdefault(key, []).append(compiled)
                 continue
-            for key in keys:
-                self._by_key.setdefault(key, []).append(compiled)
+            starts = literal_starts(source)
+            if leave_unkeyed and (not starts or any(start[0] >= _CJK_START for start in starts)):
+                self.left_out.append(position)
+            elif not starts:
+                self._unkeyed.append(re.compile(source))
+            else:
+                compiled = re.compile(source)
+                for start in starts:
+                    by_start.setdefault(start, []).append(compiled)
         self._keys = frozenset(self._by_key)
+        # Two-level gate: a list holds up to ~150 starts ("je peux", "je vais", ...), and one
+        # ``in`` test per start would cost more than the regex scan it saves; the starts are
+        # grouped by their first four characters, so most groups are skipped with one test.
+        by_lead: dict[str, list[tuple[str, list[re.Pattern[str]]]]] = {}
+        for start, patterns in by_start.items():
+            by_lead.setdefault(start[:4], []).append((start, patterns))
+        self._by_lead = tuple((lead, tuple(group)) for lead, group in by_lead.items())
 
     def search(self, sentence: str, keys: frozenset[Key]) -> bool:
         """Does any entry match ``sentence``? ``keys`` is :func:`sentence_keys` of it."""
@@ -186,15 +270,32 @@ class IndexedCues:
             for compiled in by_key[key]:
                 if compiled.search(sentence):
                     return True
+        for lead, group in self._by_lead:
+            if lead in sentence:
+                for start, patterns in group:
+                    if start in sentence:
+                        for compiled in patterns:
+                            if compiled.search(sentence):
+                                return True
         return False
 
     @property
     def unkeyed(self) -> int:
-        """How many entries are searched on every sentence (no key word could be derived)."""
+        """How many entries are searched on every sentence (neither a key word nor a literal start)."""
         return len(self._unkeyed)
+
+
+class IndexedCues(CueIndex):
+    """A :class:`CueIndex` with ``pattern``, the plain alternation of every entry, for callers
+    that need a match object or ``sub``; ``search`` goes through the index."""
+
+    def __init__(self, sources: Sequence[str], pattern: re.Pattern[str]) -> None:
+        super().__init__(sources)
+        self.pattern = pattern
 
 
 def sentence_keys(sentence: str) -> frozenset[Key]:
     """Every word and every pair of consecutive words of ``sentence``: what the index looks up."""
-    words = WORD.findall(sentence)
-    return frozenset([(word,) for word in words] + list(itertools.pairwise(words)))
+    # ASCII text: non-word characters to spaces and a split, about twice as fast as findall
+    words = sentence.translate(_ASCII_NON_WORD).split() if sentence.isascii() else WORD.findall(sentence)
+    return frozenset(itertools.chain(words, map(" ".join, itertools.pairwise(words))))
