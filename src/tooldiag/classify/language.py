@@ -99,7 +99,9 @@ _FUNCTION_WORDS: dict[str, str] = {
     "questo questa quello ci già più ecco prego quale quali dove quando chi purtroppo nessun nessuna "
     "qualcosa altro altra stato stata sarà vorrei posso tuo tua dal dalla dai sul sulla nei ed conferma "
     "confermi prenotazione notti "
-    "possono essere pronto bonifico biglietti biglietto ordine",
+    "possono essere pronto bonifico biglietti biglietto ordine "
+    "degli dello negli nello sugli agli allo nessuno ancora verrà verranno senza però ogni tutti tutte "
+    "stasera oggi domani perché quindi invece oppure adesso subito cioè",
     # Unsupported Latin-script languages, so that they are counted rather than misread.
     "nl": "de het een en is van ik je u niet dat die voor met op zijn wij we kunt kan wilt graag er "
     "maar ook als bij naar om te uw hebben heb heeft wordt deze dit geen nog wat welke",
@@ -108,7 +110,9 @@ _FUNCTION_WORDS: dict[str, str] = {
     "pl": "i w na nie się że jest to z do jak czy pan pani mogę proszę dla ale są już tak jestem może który która",
     "tr": "ve bir bu için ile değil mi ne ama siz ben lütfen var yok olarak daha çok gibi sizin misiniz "
     "mısınız musunuz müsünüz hangi nasıl neden nerede kaç",  # noqa: RUF001 (Turkish dotless i)
-    "id": "dan yang di ini itu untuk dengan tidak saya anda bisa akan apakah ada dari ke kami",
+    "id": "dan yang di ini itu untuk dengan tidak saya anda bisa akan apakah ada dari ke kami "
+    "maaf karena sudah belum jika kalau atau juga hanya harus mohon silakan terima kasih bagaimana kapan "
+    "siapa berapa sedang telah oleh",
 }
 
 #: Order of the languages in the packed score (and of preference among leaders with the same score).
@@ -140,7 +144,7 @@ _MARKS: dict[str, frozenset[str]] = {
     "fr": frozenset("œëïîûùêç"),
     "de": frozenset("ßäöü"),
     "pt": frozenset("ãõçâêô"),
-    "it": frozenset("ìòè"),
+    "it": frozenset("ìò"),  # not "è": French writes it too ("deuxième", "très")
     "pl": frozenset("ąćęłńśźż"),
     "tr": frozenset("ğışçöü"),
     "sv": frozenset("åäö"),
