@@ -55,8 +55,9 @@ _REPEATS = tuple(
 #: A word of a sentence as the index sees it (``\w+``: "what's" gives "what" and "s").
 WORD = re.compile(r"\w+")
 _MAX_KEYS = 64
-#: ``str.translate`` table: every ASCII character ``WORD`` does not match becomes a space.
-_ASCII_NON_WORD = {code: " " for code in range(128) if not WORD.match(chr(code))}
+#: ``bytes.translate`` table: every ASCII character ``WORD`` does not match becomes a space
+#: (bytes tables run several times faster than ``str.translate`` with a dict).
+_ASCII_NON_WORD = bytes(code if code < 128 and WORD.match(chr(code)) else 32 for code in range(256))
 _WORD_CHAR = re.compile(r"\w")
 
 
@@ -259,6 +260,10 @@ class CueIndex:
         for start, patterns in by_start.items():
             by_lead.setdefault(start[:4], []).append((start, patterns))
         self._by_lead = tuple((lead, tuple(group)) for lead, group in by_lead.items())
+        # one C-level scan tells whether any lead occurs at all (most sentences hold none), so
+        # the loop over the leads runs only for the sentences that do
+        leads = sorted(by_lead, key=len, reverse=True)
+        self._any_lead = re.compile("|".join(map(re.escape, leads))) if leads else None
 
     def search(self, sentence: str, keys: frozenset[Key]) -> bool:
         """Does any entry match ``sentence``? ``keys`` is :func:`sentence_keys` of it."""
@@ -270,6 +275,8 @@ class CueIndex:
             for compiled in by_key[key]:
                 if compiled.search(sentence):
                     return True
+        if self._any_lead is None or not self._any_lead.search(sentence):
+            return False
         for lead, group in self._by_lead:
             if lead in sentence:
                 for start, patterns in group:
@@ -278,6 +285,11 @@ class CueIndex:
                             if compiled.search(sentence):
                                 return True
         return False
+
+    @property
+    def empty(self) -> bool:
+        """True when every entry was left out (``leave_unkeyed``): ``search`` can never match."""
+        return not self._unkeyed and not self._by_key and not self._by_lead
 
     @property
     def unkeyed(self) -> int:
@@ -296,6 +308,9 @@ class IndexedCues(CueIndex):
 
 def sentence_keys(sentence: str) -> frozenset[Key]:
     """Every word and every pair of consecutive words of ``sentence``: what the index looks up."""
-    # ASCII text: non-word characters to spaces and a split, about twice as fast as findall
-    words = sentence.translate(_ASCII_NON_WORD).split() if sentence.isascii() else WORD.findall(sentence)
+    # ASCII text: non-word characters to spaces (as bytes) and a split, several times faster than findall
+    if sentence.isascii():
+        words = sentence.encode("ascii").translate(_ASCII_NON_WORD).decode("ascii").split()
+    else:
+        words = WORD.findall(sentence)
     return frozenset(itertools.chain(words, map(" ".join, itertools.pairwise(words))))

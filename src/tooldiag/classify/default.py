@@ -76,7 +76,10 @@ _SINGLE_QUOTED = re.compile(r"'(?<!\w')[^'\n]*+'(?!\w)")
 
 # Guillemets, German low-high quotes and CJK brackets (English-path text that is `und`, e.g. a
 # tweet echoed in another language): bounded like multilingual's spans, masked like "...".
-_OTHER_QUOTE_SPAN = re.compile(r'«[^»\n]{0,1000}+»|„[^“”"\n]{0,1000}+[“”"]|「[^」\n]{0,1000}+」|『[^』\n]{0,1000}+』')
+# A span stops at the next opener, so a line of unclosed openers is scanned once, not 1,000 times.
+_OTHER_QUOTE_SPAN = re.compile(
+    r'«[^«»\n]{0,1000}+»|„[^„“”"\n]{0,1000}+[“”"]|「[^「」\n]{0,1000}+」|『[^『』\n]{0,1000}+』'
+)
 _OTHER_QUOTE_OPENERS = ("«", "„", "「", "『")
 
 

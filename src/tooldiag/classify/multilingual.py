@@ -250,7 +250,7 @@ def _compile(entries: Iterable[str], prefix: bool = False) -> _Cues | None:
     return _Cues(
         whole_plain,
         whole_regex,
-        index,
+        None if index.empty else index,  # (CJK lists: nothing keyed, no sentence keys to build)
         re.compile("|".join(rest_plain)) if rest_plain else None,
         re.compile("|".join(rest_regex)) if rest_regex else None,
     )
