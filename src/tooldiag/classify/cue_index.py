@@ -260,10 +260,6 @@ class CueIndex:
         for start, patterns in by_start.items():
             by_lead.setdefault(start[:4], []).append((start, patterns))
         self._by_lead = tuple((lead, tuple(group)) for lead, group in by_lead.items())
-        # one C-level scan tells whether any lead occurs at all (most sentences hold none), so
-        # the loop over the leads runs only for the sentences that do
-        leads = sorted(by_lead, key=len, reverse=True)
-        self._any_lead = re.compile("|".join(map(re.escape, leads))) if leads else None
 
     def search(self, sentence: str, keys: frozenset[Key]) -> bool:
         """Does any entry match ``sentence``? ``keys`` is :func:`sentence_keys` of it."""
@@ -275,8 +271,6 @@ class CueIndex:
             for compiled in by_key[key]:
                 if compiled.search(sentence):
                     return True
-        if self._any_lead is None or not self._any_lead.search(sentence):
-            return False
         for lead, group in self._by_lead:
             if lead in sentence:
                 for start, patterns in group:

@@ -54,6 +54,7 @@ _SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("hi", re.compile(r"[\u0900-\u097f]")),
     ("th", re.compile(r"[\u0e00-\u0e7f]")),
 )
+_FIRST_NON_LATIN = "\u0370"
 _NON_LATIN_RUN = re.compile(
     r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0750-\u077f\u0900-\u097f\u0e00-\u0e7f"
     rf"\u1100-\u11ff\u3130-\u318f{_KANA}{_HAN}\uac00-\ud7af]+"
@@ -151,6 +152,8 @@ _MARKS: dict[str, frozenset[str]] = {
 }
 
 _ALL_MARKS: frozenset[str] = frozenset().union(*_MARKS.values())
+#: One C-level scan for the marks (a set intersection walks every character of the sample in Python objects).
+_ANY_MARK = re.compile("[" + re.escape("".join(sorted(_ALL_MARKS))) + "]")
 
 
 def detect_language(text: str) -> str:
@@ -166,13 +169,14 @@ def detect_language(text: str) -> str:
     sample = sample.lower()
     marks: dict[str, int] = {}
     if not sample.isascii():
-        runs = _NON_LATIN_RUN.findall(sample)
+        # every non-Latin script starts at U+0370: a C-level max() skips the scan for Latin text
+        runs = _NON_LATIN_RUN.findall(sample) if max(sample) >= _FIRST_NON_LATIN else []
         if runs:
             script = "".join(runs)
             latin = len(sample.encode("ascii", "ignore").translate(None, _NOT_ASCII_LETTER))
             if len(script) * 4 >= latin:  # a fifth of all letters or more
                 return _script_language(script)
-        letters = _ALL_MARKS.intersection(sample)
+        letters = set(_ANY_MARK.findall(sample))
         if letters:
             for code, alphabet in _MARKS.items():
                 count = len(letters & alphabet)
@@ -183,9 +187,14 @@ def detect_language(text: str) -> str:
                 sample = sample.replace(opener, " ")
     hits: frozenset[bytes] = _VOCABULARY.intersection(sample.encode().translate(_WORD_BYTES).split())
     # one byte per language: the packed sum's fields, read without a Python loop
-    scores = bytearray(sum(map(_PACKED.__getitem__, hits)).to_bytes(len(_TIE_ORDER), "little"))
-    for code, bonus in marks.items():
-        scores[_TIE_ORDER.index(code)] = min(255, scores[_TIE_ORDER.index(code)] + bonus)
+    packed = sum(map(_PACKED.__getitem__, hits)).to_bytes(len(_TIE_ORDER), "little")
+    if marks:
+        boosted = bytearray(packed)
+        for code, bonus in marks.items():
+            position = _TIE_ORDER.index(code)
+            boosted[position] = min(255, boosted[position] + bonus)
+        packed = bytes(boosted)
+    scores = packed
     best = max(scores)
     if best == 0:
         return UNDETERMINED
