@@ -342,6 +342,24 @@ def _marker_pattern(markers: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(map(re.escape, literal)), re.IGNORECASE) if literal else None
 
 
+@lru_cache(maxsize=64)
+def _marker_openers(markers: tuple[str, ...]) -> frozenset[str] | None:
+    """First characters of the markers when each is ASCII punctuation ("<", "["), else ``None``.
+
+    Such a character has no other case, so a case-insensitive match needs it in the text:
+    most emissions hold neither "<" nor "[" and skip the case-insensitive scan.
+    """
+    firsts = {marker[0] for marker in markers if marker}
+    if not firsts or any(not (first.isascii() and not first.isalnum() and first != "_") for first in firsts):
+        return None
+    return frozenset(firsts)
+
+
+def _may_hold_marker(text: str, markers: tuple[str, ...]) -> bool:
+    openers = _marker_openers(markers)
+    return openers is None or any(opener in text for opener in openers)
+
+
 def text_holds_tool_call(text: str, markers: Iterable[str] = ()) -> bool:
     """The ``default`` scheme's syntax test: the paper's rules and normalisation, plus
 
@@ -357,7 +375,7 @@ def text_holds_tool_call(text: str, markers: Iterable[str] = ()) -> bool:
     if paper_text_is_tool_call(text):
         return True
     marker_pattern = _marker_pattern(tuple(markers))
-    if marker_pattern is not None and marker_pattern.search(text):
+    if marker_pattern is not None and _may_hold_marker(text, tuple(markers)) and marker_pattern.search(text):
         return True
     if "{" in text and paper_normalize(text) != text:  # it only rewrites text that opens with "{" or "[{"
         return True
