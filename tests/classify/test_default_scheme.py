@@ -147,6 +147,31 @@ def test_issue_11_round_2_families(text, expected):
     assert classify(text) is expected
 
 
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # 1. an abbreviation ("Dr.", "Co.", "a.m.") does not end the sentence
+        ("Can I reschedule your 3 p.m. visit with Mrs. Okafor to Monday?", CONFIRM),
+        # 2. a drafted message or numbered thread is an echo: its "?" asks nothing
+        ("Here's the email I drafted:\n\nHi all, can we move standup to 10?\n\nShall I send it to the team?", CONFIRM),
+        ("1/ Tired of slow builds? 🐢\n2/ Cache your dependencies.\n\nWant me to post both tweets now?", CONFIRM),
+        # 3. an emoji ends a sentence, and "... next?" after a result is an offer
+        ("Report exported 📊 Want me to chart last quarter next?", OTHER),
+        # 4. a draft prepared for review is no completed action: the question asks consent
+        ("The tweet has been drafted. Want me to post it?", CONFIRM),
+        # 6. a "?" inside guillemets or CJK brackets on the English path
+        ("Posted the poll «Coffee or tea?» to the channel.", OTHER),
+        # 10. calls one per line in a python fence
+        ('```python\nsend_message(receiver_id="U2", message="x")\nview_messages_sent()\n```', TC),
+        ("```python\nimport os\nos.listdir('.')\nprint('done')\n```", OTHER),  # a program, not calls
+    ],
+)
+def test_issue_11_round_3_code_families(text, expected):
+    """Families the cue data could not fix: sentence splitting, echoed drafts, emoji, draft
+    completions, other quote marks, multi-line python calls (issue 11 round 3)."""
+    assert classify(text) is expected
+
+
 def test_default_is_the_default_scheme():
     assert classify("Shall I proceed?") is classify("Shall I proceed?", scheme="default") is CONFIRM
 

@@ -1,6 +1,7 @@
 """Any input gets a class, never an exception (issue: any unicode, empty or huge text,
 malformed tool-call JSON)."""
 
+import functools
 import json
 
 import pytest
@@ -154,7 +155,10 @@ _CUE_WORDS = tuple(
 )
 
 
+@functools.lru_cache(maxsize=1)
 def _cue_lists():
+    """Built once: a DefaultClassifier compiles every language's cue files (most of a second),
+    and the fuzz test used to pay that for every one of its examples."""
     from tooldiag.classify.default import DefaultClassifier
 
     patterns = DefaultClassifier()._p

@@ -247,3 +247,21 @@ def test_rules_are_linear_on_hostile_input():
 )
 def test_issue_11_round_2_families(text, expected):
     assert classify(text) is expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # 5. "è" is French too; short Italian is recognised by its function words
+        ("Il me manque le numéro du deuxième bagage.", ASK),
+        ("Il documento verrà sovrascritto. Continuo?", CONFIRM),
+        # 7. blocked on a third party's consent: the agent declines
+        ("Non posso accedere al telefono di tuo fratello senza il suo permesso.", REFUSE),
+        # 8. cue entries with full-width marks match the width-folded text
+        ("メールを送信します。よろしい？", CONFIRM),
+        # 9. Traditional characters of support dialogue fold to the simplified cues
+        ("請問您想換成哪一個座位？", ASK),
+    ],
+)
+def test_issue_11_round_3_code_families(text, expected):
+    assert classify(text) is expected

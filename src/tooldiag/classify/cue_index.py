@@ -55,8 +55,9 @@ _REPEATS = tuple(
 #: A word of a sentence as the index sees it (``\w+``: "what's" gives "what" and "s").
 WORD = re.compile(r"\w+")
 _MAX_KEYS = 64
-#: ``str.translate`` table: every ASCII character ``WORD`` does not match becomes a space.
-_ASCII_NON_WORD = {code: " " for code in range(128) if not WORD.match(chr(code))}
+#: ``bytes.translate`` table: every ASCII character ``WORD`` does not match becomes a space
+#: (bytes tables run several times faster than ``str.translate`` with a dict).
+_ASCII_NON_WORD = bytes(code if code < 128 and WORD.match(chr(code)) else 32 for code in range(256))
 _WORD_CHAR = re.compile(r"\w")
 
 
@@ -280,6 +281,11 @@ class CueIndex:
         return False
 
     @property
+    def empty(self) -> bool:
+        """True when every entry was left out (``leave_unkeyed``): ``search`` can never match."""
+        return not self._unkeyed and not self._by_key and not self._by_lead
+
+    @property
     def unkeyed(self) -> int:
         """How many entries are searched on every sentence (neither a key word nor a literal start)."""
         return len(self._unkeyed)
@@ -296,6 +302,9 @@ class IndexedCues(CueIndex):
 
 def sentence_keys(sentence: str) -> frozenset[Key]:
     """Every word and every pair of consecutive words of ``sentence``: what the index looks up."""
-    # ASCII text: non-word characters to spaces and a split, about twice as fast as findall
-    words = sentence.translate(_ASCII_NON_WORD).split() if sentence.isascii() else WORD.findall(sentence)
+    # ASCII text: non-word characters to spaces (as bytes) and a split, several times faster than findall
+    if sentence.isascii():
+        words = sentence.encode("ascii").translate(_ASCII_NON_WORD).decode("ascii").split()
+    else:
+        words = WORD.findall(sentence)
     return frozenset(itertools.chain(words, map(" ".join, itertools.pairwise(words))))

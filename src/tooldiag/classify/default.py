@@ -74,10 +74,52 @@ _QUOTED = re.compile(r'"[^"\n]*+"')
 _SINGLE_QUOTED = re.compile(r"'(?<!\w')[^'\n]*+'(?!\w)")
 
 
+# Guillemets, German low-high quotes and CJK brackets (English-path text that is `und`, e.g. a
+# tweet echoed in another language): bounded like multilingual's spans, masked like "...".
+# A span stops at the next opener, so a line of unclosed openers is scanned once, not 1,000 times.
+_OTHER_QUOTE_SPAN = re.compile(
+    r'«[^«»\n]{0,1000}+»|„[^„“”"\n]{0,1000}+[“”"]|「[^「」\n]{0,1000}+」|『[^『』\n]{0,1000}+』'
+)
+_OTHER_QUOTE_OPENERS = ("«", "„", "「", "『")
+
+
 def _mask_long_quote(match: re.Match[str]) -> str:
     """An echo is four words or more, or holds a question mark (a question the user is not asked)."""
     inner = match.group(0)[1:-1]
     return ' "quoted text" ' if "?" in inner or len(inner.split()) >= 4 else match.group(0)
+
+
+#: "1/ Ever wondered why ...?": a line of a numbered thread (tweets) the agent drafted.
+_THREAD_LINE = re.compile(r"^\s*\d{1,2}/\d{0,2}\s")
+#: "Here's the thread I drafted:": a line ending in ":" that names one introduces drafted content.
+_DRAFT_WORD = re.compile(
+    r"\b(?:drafts?|drafted|threads?|tweets?|posts?|messages?|e-?mails?|replies|reply|captions?|announcements?)\b"
+)
+
+
+def _mask_drafted_lines(text: str) -> str:
+    """Echoed draft content becomes a neutral placeholder, as long quotes do.
+
+    Lines of a numbered thread ("2/ ...") are echoes wherever they stand; after a line
+    that ends in ":" and names a draft (tweet, post, message, ...), every line up to the
+    last blank-line-separated paragraph is the draft, and that paragraph is the agent's
+    own question ("Should I post all 4 tweets now?"). A "?" in the draft asks nothing.
+    """
+    lines = text.split("\n")
+    last_paragraph = 0  # index of the first line of the last paragraph
+    for index in range(len(lines) - 1, 0, -1):
+        if not lines[index - 1].strip() and lines[index].strip():
+            last_paragraph = index
+            break
+    draft_until = -1
+    for index, line in enumerate(lines):
+        if index < draft_until:
+            lines[index] = ' "quoted text" ' if line.strip() else line
+        elif _THREAD_LINE.match(line):
+            lines[index] = ' "quoted text" '
+        elif index + 1 < last_paragraph and line.rstrip().endswith(":") and _DRAFT_WORD.search(line):
+            draft_until = last_paragraph
+    return "\n".join(lines)
 
 
 def _mask_reported_speech(match: re.Match[str]) -> str:
@@ -105,6 +147,18 @@ _SPACES_IN_LINE = re.compile(r"[^\S\n]+")
 #: ASCII whitespace other than " " and "\n" (what ``\s`` and ``str.isspace`` accept).
 _OTHER_ASCII_SPACES = ("\t", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+# "Posted 🎉 Want me to ...": an emoji followed by a space ends a sentence too (pictographs,
+# dingbats and arrows; a variation selector may follow the emoji).
+_EMOJI = "\u2190-\u21ff\u2600-\u27bf\u2b00-\u2bff\ufe0f\U0001f000-\U0001faff"
+_EMOJI_CHAR = re.compile(f"[{_EMOJI}]")
+_SENTENCE_OR_EMOJI_BREAK = re.compile(rf"(?<=[.!?{_EMOJI}])\s+")
+#: "with Dr. Alvarez?", "to Harbor Title Co. now?": a part that ends in one of these (plus ".")
+#: is not a sentence; it is glued to the next part ("etc." does end sentences).
+_ABBREVIATION_WORDS = (
+    "dr mr mrs ms mx prof st sr jr co corp inc ltd llc no vs approx dept ave blvd rd mt ft "
+    "jan feb mar apr jun jul aug sep sept oct nov dec a.m p.m e.g i.e u.s"
+)
+_ABBREVIATIONS = frozenset(_ABBREVIATION_WORDS.split())
 _VERB_SUFFIX = r"(?:s|es|ed|d|ing|led|ling|ted|ting|ped|ping|red|ring)?"
 _NEGATED_AFTER = r"(?!n't|'t| not)"
 _POLICY = re.compile(r"\b(?:polic(?:y|ies)|eligib\w*|allowed|permitted|rules?|terms|authori[sz]ed)\b")
@@ -135,7 +189,9 @@ _CONSENT_OBJECT = re.compile(
 # "1." on its own after the sentence split: the number of a list item, glued back to its text.
 _LIST_NUMBER = re.compile(r"\d{1,3}[.)]")
 # "... as well?", "... another one?": the question offers something beyond the request.
-_ADDITIONAL = re.compile(r"\b(?:as well|too|also|another|additional|other|more)\b[^?]{0,400}\?|\b(?:as well|too)\?")
+_ADDITIONAL = re.compile(
+    r"\b(?:as well|too|also|another|additional|other|more)\b[^?]{0,400}\?|\b(?:as well|too|next)\?"
+)
 # "until you confirm", "unless you approve": a refusal that only waits for consent.
 _CONSENT_TAIL = re.compile(
     r"\byou(?: explicitly)? (?:confirm|approve|agree|consent|authori[sz]e|say yes|give (?:me )?the go-ahead)\b"
@@ -384,6 +440,8 @@ def clean_for_cues(text: str) -> list[str]:
     if len(text) > MAX_ANALYSED_CHARS:
         text = text[:40_000] + "\n" + text[-20_000:]
     if not text.isascii():
+        if any(opener in text for opener in _OTHER_QUOTE_OPENERS):
+            text = _OTHER_QUOTE_SPAN.sub(_mask_long_quote, text)
         text = fold_quotes(text)
     # Each rewrite runs only when its trigger character is present: most emissions are
     # one or two plain sentences, and every skipped scan is time saved.
@@ -404,6 +462,8 @@ def clean_for_cues(text: str) -> list[str]:
     if "'" in text:
         text = _SINGLE_QUOTED.sub(_mask_long_quote, text)
     text = expand_contractions(text.lower())
+    if "\n" in text and (":" in text or "/" in text):
+        text = _mask_drafted_lines(text)
     if _irregular_spaces(text):
         text = _SPACES_IN_LINE.sub(" ", text)
     sentences = (part.strip() for line in text.split("\n") for part in _split_line(line))
@@ -422,12 +482,39 @@ def _irregular_spaces(text: str) -> bool:
 
 
 def _split_line(line: str) -> list[str]:
-    if "." not in line and "?" not in line and "!" not in line:
-        return [line]  # no sentence break without one of them
-    parts = _SENTENCE_BREAK.split(line)
-    if len(parts) > 1 and _LIST_NUMBER.fullmatch(parts[0].strip()):
-        parts[:2] = [parts[0] + " " + parts[1]]
+    if line.isascii():
+        if "." not in line and "?" not in line and "!" not in line:
+            return [line]  # no sentence break without one of them
+        parts = _SENTENCE_BREAK.split(line)
+    else:
+        parts = (_SENTENCE_OR_EMOJI_BREAK if _EMOJI_CHAR.search(line) else _SENTENCE_BREAK).split(line)
+    if len(parts) > 1:
+        if _LIST_NUMBER.fullmatch(parts[0].strip()):
+            parts[:2] = [parts[0] + " " + parts[1]]
+        if "." in line:
+            parts = _glue_abbreviations(parts)
     return parts
+
+
+def _glue_abbreviations(parts: list[str]) -> list[str]:
+    """Join a part that ends in an abbreviation ("... with dr.") to the part after it."""
+    glued: list[str] = []
+    carry = ""
+    for part in parts:
+        part = carry + part if carry else part
+        if part.endswith(".") and _ends_in_abbreviation(part):
+            carry = part + " "
+            continue
+        carry = ""
+        glued.append(part)
+    if carry:
+        glued.append(carry.rstrip())
+    return glued
+
+
+def _ends_in_abbreviation(part: str) -> bool:
+    words = part[:-1].rsplit(None, 1)
+    return bool(words) and words[-1].lstrip("([{\"'") in _ABBREVIATIONS
 
 
 class _Reading:

@@ -54,6 +54,7 @@ _SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("hi", re.compile(r"[\u0900-\u097f]")),
     ("th", re.compile(r"[\u0e00-\u0e7f]")),
 )
+_FIRST_NON_LATIN = "\u0370"
 _NON_LATIN_RUN = re.compile(
     r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0750-\u077f\u0900-\u097f\u0e00-\u0e7f"
     rf"\u1100-\u11ff\u3130-\u318f{_KANA}{_HAN}\uac00-\ud7af]+"
@@ -99,7 +100,9 @@ _FUNCTION_WORDS: dict[str, str] = {
     "questo questa quello ci già più ecco prego quale quali dove quando chi purtroppo nessun nessuna "
     "qualcosa altro altra stato stata sarà vorrei posso tuo tua dal dalla dai sul sulla nei ed conferma "
     "confermi prenotazione notti "
-    "possono essere pronto bonifico biglietti biglietto ordine",
+    "possono essere pronto bonifico biglietti biglietto ordine "
+    "degli dello negli nello sugli agli allo nessuno ancora verrà verranno senza però ogni tutti tutte "
+    "stasera oggi domani perché quindi invece oppure adesso subito cioè",
     # Unsupported Latin-script languages, so that they are counted rather than misread.
     "nl": "de het een en is van ik je u niet dat die voor met op zijn wij we kunt kan wilt graag er "
     "maar ook als bij naar om te uw hebben heb heeft wordt deze dit geen nog wat welke",
@@ -108,7 +111,9 @@ _FUNCTION_WORDS: dict[str, str] = {
     "pl": "i w na nie się że jest to z do jak czy pan pani mogę proszę dla ale są już tak jestem może który która",
     "tr": "ve bir bu için ile değil mi ne ama siz ben lütfen var yok olarak daha çok gibi sizin misiniz "
     "mısınız musunuz müsünüz hangi nasıl neden nerede kaç",  # noqa: RUF001 (Turkish dotless i)
-    "id": "dan yang di ini itu untuk dengan tidak saya anda bisa akan apakah ada dari ke kami",
+    "id": "dan yang di ini itu untuk dengan tidak saya anda bisa akan apakah ada dari ke kami "
+    "maaf karena sudah belum jika kalau atau juga hanya harus mohon silakan terima kasih bagaimana kapan "
+    "siapa berapa sedang telah oleh",
 }
 
 #: Order of the languages in the packed score (and of preference among leaders with the same score).
@@ -140,13 +145,15 @@ _MARKS: dict[str, frozenset[str]] = {
     "fr": frozenset("œëïîûùêç"),
     "de": frozenset("ßäöü"),
     "pt": frozenset("ãõçâêô"),
-    "it": frozenset("ìòè"),
+    "it": frozenset("ìò"),  # not "è": French writes it too ("deuxième", "très")
     "pl": frozenset("ąćęłńśźż"),
     "tr": frozenset("ğışçöü"),
     "sv": frozenset("åäö"),
 }
 
 _ALL_MARKS: frozenset[str] = frozenset().union(*_MARKS.values())
+#: One C-level scan for the marks (a set intersection walks every character of the sample in Python objects).
+_ANY_MARK = re.compile("[" + re.escape("".join(sorted(_ALL_MARKS))) + "]")
 
 
 def detect_language(text: str) -> str:
@@ -162,13 +169,14 @@ def detect_language(text: str) -> str:
     sample = sample.lower()
     marks: dict[str, int] = {}
     if not sample.isascii():
-        runs = _NON_LATIN_RUN.findall(sample)
+        # every non-Latin script starts at U+0370: a C-level max() skips the scan for Latin text
+        runs = _NON_LATIN_RUN.findall(sample) if max(sample) >= _FIRST_NON_LATIN else []
         if runs:
             script = "".join(runs)
             latin = len(sample.encode("ascii", "ignore").translate(None, _NOT_ASCII_LETTER))
             if len(script) * 4 >= latin:  # a fifth of all letters or more
                 return _script_language(script)
-        letters = _ALL_MARKS.intersection(sample)
+        letters = set(_ANY_MARK.findall(sample))
         if letters:
             for code, alphabet in _MARKS.items():
                 count = len(letters & alphabet)
@@ -179,9 +187,14 @@ def detect_language(text: str) -> str:
                 sample = sample.replace(opener, " ")
     hits: frozenset[bytes] = _VOCABULARY.intersection(sample.encode().translate(_WORD_BYTES).split())
     # one byte per language: the packed sum's fields, read without a Python loop
-    scores = bytearray(sum(map(_PACKED.__getitem__, hits)).to_bytes(len(_TIE_ORDER), "little"))
-    for code, bonus in marks.items():
-        scores[_TIE_ORDER.index(code)] = min(255, scores[_TIE_ORDER.index(code)] + bonus)
+    packed = sum(map(_PACKED.__getitem__, hits)).to_bytes(len(_TIE_ORDER), "little")
+    if marks:
+        boosted = bytearray(packed)
+        for code, bonus in marks.items():
+            position = _TIE_ORDER.index(code)
+            boosted[position] = min(255, boosted[position] + bonus)
+        packed = bytes(boosted)
+    scores = packed
     best = max(scores)
     if best == 0:
         return UNDETERMINED

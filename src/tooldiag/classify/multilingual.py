@@ -84,21 +84,55 @@ _CJK_CHAR = re.compile(f"[{_CJK}]")
 _LATIN_EDGE = re.compile(rf"[^\W{_CJK}]")
 # Full-width punctuation read as its ASCII form (the rules test "?" and ",").
 _WIDTH_FOLD = str.maketrans(
-    {"\uff1f": "?", "\uff01": "!", "\uff0c": ", ", "\uff1a": ": ", "\uff1b": "; ", "\u3001": ", "}
+    {
+        "\uff1f": "?",
+        "\uff01": "!",
+        "\uff0c": ", ",
+        "\uff1a": ": ",
+        "\uff1b": "; ",
+        "\u3001": ", ",
+        "\uff08": "(",
+        "\uff09": ")",
+    }
 )
-# Traditional Chinese characters of the cue vocabulary, read as their simplified forms
-# (zh.json is written in simplified characters; "無法" is "无法").
+# The same folding for cue entries written with full-width marks ("いい?" or "(是/否)" typed
+# with full-width marks would otherwise never match the folded text); in ``re:`` entries a
+# mark becomes its escaped form.
+_REGEX_WIDTH_FOLD = str.maketrans(
+    {
+        "\uff1f": "\\?",
+        "\uff01": "!",
+        "\uff0c": ",",
+        "\uff1a": ":",
+        "\uff1b": ";",
+        "\u3001": ",",
+        "\uff08": "\\(",
+        "\uff09": "\\)",
+    }
+)
+# Traditional Chinese characters of the cue vocabulary and of frequent support dialogue, read
+# as their simplified forms (zh.json is written in simplified characters; "無法" is "无法").
 _HANT = (
-    "無確認將為訂嗎請問號碼這項資訊們個幫對還麼煩須預約變刪發繼續執權沒辦處購買賣帳戶單筆轉錢時間說應"
-    "該會給讓開關機廳飯貨寶訊錄醫療紀與詢詳細選擇們僅視頻標點數額費價郵寄聯絡線網頁憑證務據類車場備註"
+    "無確認將為訂嗎請問號碼這項資訊們個幫對還麼煩須預約變刪發繼續執權沒辦處購買賣帳戶單筆轉錢時間說應該會"
+    "給讓開關機廳飯貨寶錄醫療紀與詢詳細選擇僅視頻標點數額費價郵寄聯絡線網頁憑證務據類車場備註換樣蓋啟從來"
+    "後過見幾現實讀寫謝題種願復閉電話報錯誤歡傳遞載檔夾裡裏內圖書員經歷劃計畫記動態區級際隊當稱雙專業學習"
+    "導覽擊輸億萬規則條況審護顯頭樓層門飛艙準檢齊盡氣離鐘週歲屬於並決難雖爲緊繫係壞舊賬銀優廣總結儲設歸貼"
+    "滿議論評閱許負責適餘產運輛駕駛鑰燈溫調節鎖隨識撥補償壓勢夠張彈戲拋揀損搖擁擔擬擴敗殘災熱獲環瑪監礎禮"
+    "積穩窮紅紹終組絕統絲綁維練緒編縮績織罰聲職脫腦舉華藥術裝複覺觀託訪診詞試誌語課諮謂譯賓賠質贈軟較連進"
+    "遊達違遲邊鄰針鍵長閃閒陽隱雜雲領顧風館驗體髮鬧黨"
 )
 _HANS = (
-    "无确认将为订吗请问号码这项资讯们个帮对还么烦须预约变删发继续执权没办处购买卖账户单笔转钱时间说应"
-    "该会给让开关机厅饭货宝讯录医疗纪与询详细选择们仅视频标点数额费价邮寄联络线网页凭证务据类车场备注"
+    "无确认将为订吗请问号码这项资讯们个帮对还么烦须预约变删发继续执权没办处购买卖账户单笔转钱时间说应该会"
+    "给让开关机厅饭货宝录医疗纪与询详细选择仅视频标点数额费价邮寄联络线网页凭证务据类车场备注换样盖启从来"
+    "后过见几现实读写谢题种愿复闭电话报错误欢传递载档夹里里内图书员经历划计画记动态区级际队当称双专业学习"
+    "导览击输亿万规则条况审护显头楼层门飞舱准检齐尽气离钟周岁属于并决难虽为紧系系坏旧账银优广总结储设归贴"
+    "满议论评阅许负责适余产运辆驾驶钥灯温调节锁随识拨补偿压势够张弹戏抛拣损摇拥担拟扩败残灾热获环玛监础礼"
+    "积稳穷红绍终组绝统丝绑维练绪编缩绩织罚声职脱脑举华药术装复觉观托访诊词试志语课咨谓译宾赔质赠软较连进"
+    "游达违迟边邻针键长闪闲阳隐杂云领顾风馆验体发闹党"
 )
 _HANT_FOLD = str.maketrans(_HANT, _HANS)
 _HANT_CHARS = re.compile(f"[{_HANT}]")
-_WIDE_MARKS = re.compile("[\uff1f\uff01\uff0c\uff1a\uff1b\u3001]")
+_WIDE_MARKS = re.compile("[\uff1f\uff01\uff0c\uff1a\uff1b\u3001\uff08\uff09]")
 _QUOTE_OPENERS = re.compile('[«„「『"“]')
 # Quoted spans (at most 1,000 characters: an unclosed « on a 1 MB line must not scan to its end
 # from every opener): French guillemets, German low-high quotes, CJK brackets, ASCII doubles.
@@ -216,10 +250,19 @@ def _compile(entries: Iterable[str], prefix: bool = False) -> _Cues | None:
     return _Cues(
         whole_plain,
         whole_regex,
-        index,
+        None if index.empty else index,  # (CJK lists: nothing keyed, no sentence keys to build)
         re.compile("|".join(rest_plain)) if rest_plain else None,
         re.compile("|".join(rest_regex)) if rest_regex else None,
     )
+
+
+def _fold_entry(entry: str, code: str) -> str:
+    """A cue entry as the folded text spells it (see :data:`_WIDTH_FOLD`, :data:`_HANT_FOLD`)."""
+    if entry.isascii():
+        return entry
+    regex = entry.startswith("re:")
+    entry = "re:" + entry[3:].translate(_REGEX_WIDTH_FOLD) if regex else entry.translate(_WIDTH_FOLD)
+    return entry.translate(_HANT_FOLD) if code == "zh" else entry
 
 
 def _has(cues: _Cues | re.Pattern[str] | None, text: str) -> bool:
@@ -282,10 +325,12 @@ class LanguageRules:
     def __init__(self, code: str, cues: Mapping[str, Sequence[str]]) -> None:
         self.code = code
         self.cues = {key: list(cues.get(key, ())) for key in LANGUAGE_LISTS}
-        compiled = {key: _compile(self.cues[key]) for key in PHRASE_LISTS}
-        compiled.update({key: _compile(self.cues[key], prefix=True) for key in PREFIX_LISTS})
+        # entries read as the text is read: width-folded marks, simplified characters for zh
+        matched = {key: [_fold_entry(entry, code) for entry in self.cues[key]] for key in LANGUAGE_LISTS}
+        compiled = {key: _compile(matched[key]) for key in PHRASE_LISTS}
+        compiled.update({key: _compile(matched[key], prefix=True) for key in PREFIX_LISTS})
         self._c: dict[str, _Cues | None] = compiled
-        words = self.cues["question_words"]
+        words = matched["question_words"]
         # A wh-question opens the sentence (after "¿", an interjection or a comma), or, in
         # CJK text, sits anywhere in it.
         latin = [w for w in words if _LATIN_EDGE.match(w)]
@@ -298,7 +343,7 @@ class LanguageRules:
             parts.append("|".join(re.escape(w) for w in cjk))
         self._open_question = re.compile("|".join(parts)) if parts else None
         self._cjk_words = re.compile("|".join(map(re.escape, cjk))) if cjk else None
-        endings = self.cues["question_endings"]
+        endings = matched["question_endings"]
         self._ending = re.compile("(?:" + "|".join(map(re.escape, endings)) + ")$") if endings else None
 
     # -- public --------------------------------------------------------------
@@ -353,8 +398,12 @@ class LanguageRules:
             return None
         capability = _has(c["capability_nouns"], scrubbed) or _has(c["policy_words"], scrubbed)
         if _has(c["blocked_markers"], scrubbed):
-            if _has(c["consent_nouns"], scrubbed) and not _has(c["third_party_consent"], scrubbed):
-                return ActionClass.CONFIRM  # (another person's consent is no request to the user)
+            if _has(c["consent_nouns"], scrubbed):
+                if not _has(c["third_party_consent"], scrubbed):
+                    return ActionClass.CONFIRM
+                # "... senza il suo permesso" (a brother's, a neighbour's): another person's consent
+                # is nothing the user can give here, so the agent declines
+                return ActionClass.REFUSE
             if _has(c["info_nouns"], scrubbed) and not capability:
                 return ActionClass.ASK
         generic = c["generic_block"]

@@ -220,6 +220,29 @@ def python_call_syntax(text: str) -> bool:
     return _is_call_node(tree, need_keywords=True)
 
 
+def python_call_block(text: str) -> bool:
+    """True when ``text`` parses (never runs) as calls, one statement per line (Hammer, xLAM
+    in a ```python fence): ``send_message(receiver_id="U2", message="x")\nview_messages_sent()``.
+
+    Every statement must be an expression whose value is a call on a (dotted) name, and
+    there must be at least two calls or one with a keyword argument; a ``def``, ``class``,
+    ``import`` or assignment anywhere makes it a program, not a list of calls.
+    """
+    body = text.strip()
+    if not body or "\n" not in body or len(body) > MAX_PARSE_CHARS or not _CALL_SHAPE.match(body):
+        return False
+    if not body.endswith(")"):
+        return False
+    try:
+        statements = ast.parse(body, mode="exec").body
+    except Exception:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError
+        return False
+    calls = [statement.value for statement in statements if isinstance(statement, ast.Expr)]
+    if not calls or len(calls) < len(statements) or not all(_is_call_node(c, need_keywords=False) for c in calls):
+        return False
+    return len(calls) >= 2 or _is_call_node(calls[0], need_keywords=True)
+
+
 _EMBEDDED_LIST_START = re.compile(r"\[\s*[A-Za-z_][A-Za-z0-9_.]*\s*\(")
 
 
@@ -319,12 +342,31 @@ def _marker_pattern(markers: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(map(re.escape, literal)), re.IGNORECASE) if literal else None
 
 
+@lru_cache(maxsize=64)
+def _marker_openers(markers: tuple[str, ...]) -> frozenset[str] | None:
+    """First characters of the markers when each is ASCII punctuation ("<", "["), else ``None``.
+
+    Such a character has no other case, so a case-insensitive match needs it in the text:
+    most emissions hold neither "<" nor "[" and skip the case-insensitive scan.
+    """
+    firsts = {marker[0] for marker in markers if marker}
+    if not firsts or any(not (first.isascii() and not first.isalnum() and first != "_") for first in firsts):
+        return None
+    return frozenset(firsts)
+
+
+def _may_hold_marker(text: str, markers: tuple[str, ...]) -> bool:
+    openers = _marker_openers(markers)
+    return openers is None or any(opener in text for opener in openers)
+
+
 def text_holds_tool_call(text: str, markers: Iterable[str] = ()) -> bool:
     """The ``default`` scheme's syntax test: the paper's rules and normalisation, plus
 
     * any marker of ``markers`` (chat-template call tags such as ``<function=``,
       ``[TOOL_CALLS]``, ``<|python_tag|>``), case-insensitive;
-    * the whole text, or the body of a whole-emission fence, in Python call syntax;
+    * the whole text, or the body of a whole-emission fence, in Python call syntax (a call
+      list, one call, or one call per line: :func:`python_call_block`);
     * a fenced block anywhere whose body is a JSON/literal call payload;
     * a ``[f(a=1)]`` call list after prose (:func:`embedded_call_list`).
     """
@@ -333,12 +375,14 @@ def text_holds_tool_call(text: str, markers: Iterable[str] = ()) -> bool:
     if paper_text_is_tool_call(text):
         return True
     marker_pattern = _marker_pattern(tuple(markers))
-    if marker_pattern is not None and marker_pattern.search(text):
+    if marker_pattern is not None and _may_hold_marker(text, tuple(markers)) and marker_pattern.search(text):
         return True
     if "{" in text and paper_normalize(text) != text:  # it only rewrites text that opens with "{" or "[{"
         return True
     body = _whole_fence_body(text)
     if python_call_syntax(body if body is not None else text):
+        return True
+    if python_call_block(body if body is not None else text):
         return True
     if _json_call_payload(text):
         return True
