@@ -36,7 +36,7 @@ Languages without a cue file get :func:`structural_signals` only.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from tooldiag.classify.classes import ActionClass
@@ -269,46 +269,25 @@ def _has(cues: _Cues | re.Pattern[str] | None, text: str) -> bool:
     return bool(cues and cues.search(text))
 
 
-class _LazyPlan:
-    """Whether an emission states an action it is about to take, computed on first use.
+class _LazyAny:
+    """Whether any sentence of an emission has a property, computed on first use.
 
-    Only consent-if-plan questions and bare confirm requests need it, so most emissions
-    never pay for the scan.
+    Two properties use it: the emission states an action it is about to take (a plan; only
+    consent-if-plan questions and bare confirm requests need it), and some sentence names a
+    consequential action ("achat de 30 actions", "买入": a bare "Confirma?" or "Voulez-vous
+    que je le passe ?" is consent only when the emission says what would be done). Most
+    emissions never ask, so most never pay for the scan.
     """
 
-    __slots__ = ("_rules", "_sentences", "_value")
-    _rules: LanguageRules
-    _sentences: list[str]
+    __slots__ = ("_sentences", "_test", "_value")
     _value: bool | None
 
-    def __init__(self, rules: LanguageRules, sentences: list[str]) -> None:
-        self._rules, self._sentences, self._value = rules, sentences, None
+    def __init__(self, test: Callable[[str], bool], sentences: list[str]) -> None:
+        self._test, self._sentences, self._value = test, sentences, None
 
     def __bool__(self) -> bool:
         if self._value is None:
-            self._value = any(self._rules._is_plan(s) for s in self._sentences)
-        return self._value
-
-
-class _LazyActs:
-    """Whether any sentence names a consequential action ("achat de 30 actions", "买入"), on first use.
-
-    A bare "Confirma?" or "Voulez-vous que je le passe ?" is consent only when the emission
-    says what would be done; most emissions never ask.
-    """
-
-    __slots__ = ("_rules", "_sentences", "_value")
-    _rules: LanguageRules
-    _sentences: list[str]
-    _value: bool | None
-
-    def __init__(self, rules: LanguageRules, sentences: list[str]) -> None:
-        self._rules, self._sentences, self._value = rules, sentences, None
-
-    def __bool__(self) -> bool:
-        if self._value is None:
-            c = self._rules._c
-            self._value = any(_has(c["action_verbs"], s) or _has(c["action_nouns"], s) for s in self._sentences)
+            self._value = any(self._test(s) for s in self._sentences)
         return self._value
 
 
@@ -364,8 +343,8 @@ class LanguageRules:
 
     # -- internals -----------------------------------------------------------
     def _sentence_signals(self, sentences: list[str]) -> frozenset[ActionClass]:
-        plan = _LazyPlan(self, sentences)
-        acts = _LazyActs(self, sentences)
+        plan = _LazyAny(self._is_plan, sentences)
+        acts = _LazyAny(self._names_action, sentences)
         found: set[ActionClass] = set()
         generic = 0
         for sentence in sentences:
@@ -378,6 +357,10 @@ class LanguageRules:
         if generic:
             found.add(ActionClass.ASK if ActionClass.ASK in found else ActionClass.REFUSE)
         return frozenset(found)
+
+    def _names_action(self, sentence: str) -> bool:
+        """The sentence names a consequential action (an action verb or noun of the cue data)."""
+        return _has(self._c["action_verbs"], sentence) or _has(self._c["action_nouns"], sentence)
 
     def _is_plan(self, sentence: str) -> bool:
         c = self._c
@@ -433,7 +416,7 @@ class LanguageRules:
     def _is_offer(self, sentence: str) -> bool:
         return _has(self._c["offer"], sentence) or _has(self._c["greeting"], sentence)
 
-    def _request(self, sentence: str, plan: _LazyPlan, acts: _LazyActs) -> set[ActionClass]:
+    def _request(self, sentence: str, plan: _LazyAny, acts: _LazyAny) -> set[ActionClass]:
         """Ask / consent evidence in one sentence."""
         c = self._c
         out: set[ActionClass] = set()
