@@ -150,4 +150,4 @@ def test_judge_prompt_is_the_versioned_file():
 
     prompt = judge_prompt("Which folder?")
     assert prompt.startswith("You label one message") and prompt.endswith("<<<\nWhich folder?\n>>>")
-    assert judge_template().placeholders == ("message_text",) and PROMPT_VERSION == "action-class-judge-v1"
+    assert judge_template().placeholders == ("message_text",) and PROMPT_VERSION == "action-class-judge-v2"

@@ -64,15 +64,15 @@ def test_material_share_rule(outside, text, material):
 
 def test_summary_json_and_line():
     summary = ClassifierSummary(
-        "llm", judge="openai/x", prompt_version="action-class-judge-v1", emissions=120, text_emissions=80,
+        "llm", judge="openai/x", prompt_version="action-class-judge-v2", emissions=120, text_emissions=80,
         fallbacks=3, outside_languages={"ru": 2},
     )  # fmt: skip
     assert summary.to_json() == {
-        "scheme": "llm", "judge": "openai/x", "prompt": "action-class-judge-v1", "cue_files": [], "emissions": 120,
+        "scheme": "llm", "judge": "openai/x", "prompt": "action-class-judge-v2", "cue_files": [], "emissions": 120,
         "text_emissions": 80, "fallbacks": 3, "outside_languages": {"ru": 2}, "judge_error": None,
     }  # fmt: skip
     assert summary.describe() == (
-        "llm (judge openai/x; prompt action-class-judge-v1): 120 emissions (80 with text), "
+        "llm (judge openai/x; prompt action-class-judge-v2): 120 emissions (80 with text), "
         "3 fell back to the default rules, 2 outside the supported languages (ru 2)"
     )
 

@@ -31,9 +31,9 @@ def test_front_matter_errors() -> None:
 
 
 def test_packaged_prompts_load_by_name_and_suffix(tmp_path) -> None:
-    assert load_prompt("tooldiag.classify", "action-class-judge-v1").placeholders == ("message_text",)
+    assert load_prompt("tooldiag.classify", "action-class-judge-v2").placeholders == ("message_text",)
     assert load_prompt("tooldiag.suites.tau2", "confirm_judge_v1", suffix=".md").tag == "confirm_judge@1"
-    (tmp_path / "action-class-judge-v1.txt").write_text("---\nname: mine\nversion: 9\n---\nmine\n")
-    assert load_prompt("tooldiag.classify", "action-class-judge-v1", tmp_path).tag == "mine@9"
+    (tmp_path / "action-class-judge-v2.txt").write_text("---\nname: mine\nversion: 9\n---\nmine\n")
+    assert load_prompt("tooldiag.classify", "action-class-judge-v2", tmp_path).tag == "mine@9"
     with pytest.raises(UserError, match="no prompt template named 'nope'"):
         load_prompt("tooldiag.classify", "nope")

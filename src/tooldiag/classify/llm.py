@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 MODEL_ENV = "TOOLDIAG_CLASSIFY_MODEL"
 
 #: Bumped whenever the prompt changes, so stored labels name the prompt they came from.
-PROMPT_VERSION = "action-class-judge-v1"
+PROMPT_VERSION = "action-class-judge-v2"
 
 #: Requests in flight when the classifier's model options name no concurrency (the requests
 #: were unbounded before the shared pool; 8 is every runner's default).
@@ -53,7 +53,7 @@ JUDGE_MAX_RETRIES = 2
 
 @cache
 def judge_template() -> PromptTemplate:
-    """The versioned prompt (``prompts/action-class-judge-v1.txt``): tagged ``PROMPT_VERSION``."""
+    """The versioned prompt (``prompts/action-class-judge-v2.txt``): tagged ``PROMPT_VERSION``."""
     return load_prompt("tooldiag.classify", PROMPT_VERSION)
 
 

@@ -33,7 +33,7 @@ class ClassifierSummary:
     scheme: str
     #: The ``llm`` scheme's judge model (``provider/model``); ``None`` for rule-based schemes.
     judge: str | None = None
-    #: The judge prompt's version tag (``action-class-judge-v1``); ``None`` without a judge.
+    #: The judge prompt's version tag (``action-class-judge-v2``); ``None`` without a judge.
     prompt_version: str | None = None
     #: Cue files that extended the rules (``--cues`` / ``TOOLDIAG_CUES``).
     cue_files: list[str] = field(default_factory=list)
@@ -79,7 +79,7 @@ class ClassifierSummary:
         }
 
     def describe(self) -> str:
-        """One line for people: ``llm (judge openai/x, prompt action-class-judge-v1): 120 emissions ...``."""
+        """One line for people: ``llm (judge openai/x, prompt action-class-judge-v2): 120 emissions ...``."""
         details = []
         if self.judge:
             details.append(f"judge {self.judge}")
