@@ -44,8 +44,8 @@ from typing import Any
 
 from tooldiag.classify.classes import ActionClass, highest_priority
 from tooldiag.classify.cue_index import IndexedCues, Key, sentence_keys
-from tooldiag.classify.cues import _entry_pattern as entry_pattern  # one entry's regex source
 from tooldiag.classify.cues import (
+    QUOTE_FOLD,
     alternation,
     builtin_languages,
     fold_quotes,
@@ -55,6 +55,7 @@ from tooldiag.classify.cues import (
     merge_language_cues,
     read_extension,
 )
+from tooldiag.classify.cues import _entry_pattern as entry_pattern  # one entry's regex source
 from tooldiag.classify.language import UNDETERMINED, detect_language
 from tooldiag.classify.multilingual import LanguageRules, structural_signals
 from tooldiag.classify.registry import SchemeOptions, scheme
@@ -433,6 +434,8 @@ def expand_contractions(text: str) -> str:
 #: Longer texts are read as their first 40,000 and last 20,000 characters (a refusal
 #: usually opens an emission, a question closes it); keeps time linear and bounded.
 MAX_ANALYSED_CHARS = 60_000
+#: The characters :func:`fold_quotes` rewrites: most non-ASCII emissions hold none of them.
+_FOLDABLE_QUOTE = re.compile("[" + "".join(re.escape(chr(code)) for code in QUOTE_FOLD) + "]")
 
 
 def clean_for_cues(text: str) -> list[str]:
@@ -442,7 +445,8 @@ def clean_for_cues(text: str) -> list[str]:
     if not text.isascii():
         if any(opener in text for opener in _OTHER_QUOTE_OPENERS):
             text = _OTHER_QUOTE_SPAN.sub(_mask_long_quote, text)
-        text = fold_quotes(text)
+        if _FOLDABLE_QUOTE.search(text):  # a C-level scan; str.translate walks every character in Python objects
+            text = fold_quotes(text)
     # Each rewrite runs only when its trigger character is present: most emissions are
     # one or two plain sentences, and every skipped scan is time saved.
     if "*" in text or "_" in text or "~" in text:
