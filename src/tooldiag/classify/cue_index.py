@@ -25,6 +25,7 @@ import importlib
 import itertools
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 
@@ -253,6 +254,7 @@ class CueIndex:
                 for start in starts:
                     by_start.setdefault(start, []).append(compiled)
         self._keys = frozenset(self._by_key)
+        _register(self._keys)
         # Two-level gate: a list holds up to ~150 starts ("je peux", "je vais", ...), and one
         # ``in`` test per start would cost more than the regex scan it saves; the starts are
         # grouped by their first four characters, so most groups are skipped with one test.
@@ -262,7 +264,7 @@ class CueIndex:
         self._by_lead = tuple((lead, tuple(group)) for lead, group in by_lead.items())
 
     def search(self, sentence: str, keys: frozenset[Key]) -> bool:
-        """Does any entry match ``sentence``? ``keys`` is :func:`sentence_keys` of it."""
+        """Does any entry match ``sentence``? ``keys``: :func:`indexed_keys` (or :func:`sentence_keys`) of it."""
         for compiled in self._unkeyed:
             if compiled.search(sentence):
                 return True
@@ -298,6 +300,30 @@ class IndexedCues(CueIndex):
     def __init__(self, sources: Sequence[str], pattern: re.Pattern[str]) -> None:
         super().__init__(sources)
         self.pattern = pattern
+
+
+class _Registry:
+    """Every key some :class:`CueIndex` was built with (all lists of all schemes together)."""
+
+    keys: frozenset[Key] = frozenset()
+
+
+def _register(keys: frozenset[Key]) -> None:
+    if not keys <= _Registry.keys:
+        _Registry.keys = _Registry.keys | keys
+        indexed_keys.cache_clear()  # a cut made before these keys existed would miss them
+
+
+@lru_cache(maxsize=512)
+def indexed_keys(sentence: str) -> frozenset[Key]:
+    """:func:`sentence_keys` cut to the keys some index uses: what callers hand to ``search``.
+
+    A sentence has some 40 words and pairs, of which a handful key any entry; cutting them
+    once lets each of the dozen lists that look at the sentence intersect a handful of keys
+    instead of all 40 (``search`` gives the same answer: the keys it drops key nothing).
+    Cached: the English and the other-language paths look at one sentence many times.
+    """
+    return _Registry.keys.intersection(sentence_keys(sentence))
 
 
 def sentence_keys(sentence: str) -> frozenset[Key]:

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from tooldiag.classify.classes import ActionClass, highest_priority
-from tooldiag.classify.cue_index import IndexedCues, Key, sentence_keys
+from tooldiag.classify.cue_index import IndexedCues, Key, indexed_keys
 from tooldiag.classify.cues import (
     QUOTE_FOLD,
     alternation,
@@ -530,7 +530,7 @@ class _Reading:
     def __init__(self, p: _Patterns, sentences: list[str]) -> None:
         self.p = p
         self.sentences = sentences
-        self.words = [sentence_keys(sentence) for sentence in sentences]
+        self.words = [indexed_keys(sentence) for sentence in sentences]
         self._plans: list[bool | None] = [None] * len(sentences)
         self._plan: bool | None = None
         self._completion: bool | None = None
@@ -638,7 +638,7 @@ class DefaultClassifier:
         scrubbed = sentence
         if p.refuse_exceptions is not None and p.refuse_exceptions.search(sentence, words):
             scrubbed = p.refuse_exceptions.pattern.sub(" ", sentence)
-            words = sentence_keys(scrubbed)
+            words = indexed_keys(scrubbed)
             if not _search(p.refuse, scrubbed, words):
                 return None
         if r.completion and self._policy_note(p, scrubbed, words):

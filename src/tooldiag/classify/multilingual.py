@@ -37,10 +37,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import lru_cache
 
 from tooldiag.classify.classes import ActionClass
-from tooldiag.classify.cue_index import CueIndex, sentence_keys
+from tooldiag.classify.cue_index import CueIndex, indexed_keys
 from tooldiag.classify.cues import fold
 
 #: Cue lists a language file may hold (docs/diagnostic.md, "Languages").
@@ -225,8 +224,8 @@ class _Cues:
         return self.regex.sub(replacement, text) if self.regex else text
 
 
-#: The index keys of a sentence, computed once however many lists look at it.
-_keys = lru_cache(maxsize=256)(sentence_keys)
+#: The index keys of a sentence (cached: computed once however many lists look at it).
+_keys = indexed_keys
 _BACK_REFERENCE = re.compile(r"\\[1-9]|\(\?P=")
 
 
