@@ -323,14 +323,19 @@ def indexed_keys(sentence: str) -> frozenset[Key]:
     instead of all 40 (``search`` gives the same answer: the keys it drops key nothing).
     Cached: the English and the other-language paths look at one sentence many times.
     """
-    return _Registry.keys.intersection(sentence_keys(sentence))
+    words = _words(sentence)  # (no frozenset of all 40 in between: the cut reads the words and pairs directly)
+    return _Registry.keys.intersection(itertools.chain(words, map(" ".join, itertools.pairwise(words))))
 
 
 def sentence_keys(sentence: str) -> frozenset[Key]:
     """Every word and every pair of consecutive words of ``sentence``: what the index looks up."""
+    words = _words(sentence)
+    return frozenset(itertools.chain(words, map(" ".join, itertools.pairwise(words))))
+
+
+def _words(sentence: str) -> list[str]:
+    """The ``WORD`` matches of ``sentence``, in order."""
     # ASCII text: non-word characters to spaces (as bytes) and a split, several times faster than findall
     if sentence.isascii():
-        words = sentence.encode("ascii").translate(_ASCII_NON_WORD).decode("ascii").split()
-    else:
-        words = WORD.findall(sentence)
-    return frozenset(itertools.chain(words, map(" ".join, itertools.pairwise(words))))
+        return sentence.encode("ascii").translate(_ASCII_NON_WORD).decode("ascii").split()
+    return WORD.findall(sentence)
