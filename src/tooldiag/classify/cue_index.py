@@ -253,6 +253,7 @@ class CueIndex:
                 compiled = re.compile(source)
                 for start in starts:
                     by_start.setdefault(start, []).append(compiled)
+        self._by_key = {key: _merged(patterns) for key, patterns in self._by_key.items()}
         self._keys = frozenset(self._by_key)
         _register(self._keys)
         # Two-level gate: a list holds up to ~150 starts ("je peux", "je vais", ...), and one
@@ -291,6 +292,28 @@ class CueIndex:
     def unkeyed(self) -> int:
         """How many entries are searched on every sentence (neither a key word nor a literal start)."""
         return len(self._unkeyed)
+
+
+#: Group references: their numbers and names would change (or clash) in a merged alternation.
+_GROUP_REFERENCE = re.compile(r"\\[1-9]|\(\?P[<=]|\(\?<[^=!]")
+
+
+def _merged(patterns: list[re.Pattern[str]]) -> list[re.Pattern[str]]:
+    """The entries of one key as one alternation (one scan of the sentence instead of one each).
+
+    "je ne" keys a dozen French refusals; a sentence holding it was scanned once per entry.
+    An alternation matches where any of its branches does, so the answer is the same; lists
+    whose entries carry their own flags or group references stay as they are.
+    """
+    if len(patterns) < 2:
+        return patterns
+    flags = {pattern.flags for pattern in patterns}
+    if len(flags) != 1 or any(_GROUP_REFERENCE.search(pattern.pattern) for pattern in patterns):
+        return patterns
+    try:
+        return [re.compile("|".join(f"(?:{pattern.pattern})" for pattern in patterns), flags.pop())]
+    except (re.error, RecursionError, OverflowError):
+        return patterns
 
 
 class IndexedCues(CueIndex):
