@@ -53,6 +53,7 @@ __all__ = [
     "get_classifier",
     "has_tool_calls",
     "highest_priority",
+    "message_parts",
     "parse_action_class",
     "resolve_classifier",
     "scheme",
@@ -126,15 +127,18 @@ def classify_signals(text: str | None, tool_calls: list | None = None) -> frozen
     return classifier.signals(text, has_tool_calls(tool_calls))
 
 
+def message_parts(message: dict[str, Any]) -> tuple[Any, bool]:
+    """``(text, has_calls)`` of an OpenAI-format assistant message: its ``content`` (text parts
+    joined) and whether it carries ``tool_calls`` or a legacy ``function_call``."""
+    calls = has_tool_calls(message.get("tool_calls")) or has_tool_calls(message.get("function_call"))
+    return content_text(message.get("content")), calls
+
+
 def classify_message(message: Any, classifier: Classifier | None = None) -> ActionClass:
     """Classify one OpenAI-format assistant message (dict) or a ``tooldiag`` Message/Emission."""
     classifier = classifier or get_classifier("default")
     if isinstance(message, dict):
-        content = message.get("content")
-        text = content_text(content)
-        return classifier(
-            text, has_tool_calls(message.get("tool_calls")) or has_tool_calls(message.get("function_call"))
-        )
+        return classifier(*message_parts(message))
     text = getattr(message, "text", None)
     if text is None:
         text = getattr(message, "content", None)

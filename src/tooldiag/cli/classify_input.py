@@ -56,12 +56,10 @@ class InputItem:
 
 
 def message_parts(obj: dict[str, Any]) -> tuple[Any, bool]:
-    """``(text, has_calls)`` of an OpenAI assistant message (``text`` accepted for ``content``)."""
-    from tooldiag.classify import content_text, has_tool_calls
+    """``(text, has_calls)`` of an OpenAI assistant message, ``text`` accepted for ``content``."""
+    from tooldiag.classify import message_parts as openai_parts
 
-    text = obj.get("content", obj.get("text"))
-    calls = has_tool_calls(obj.get("tool_calls")) or has_tool_calls(obj.get("function_call"))
-    return content_text(text), calls
+    return openai_parts(obj if "content" in obj else {**obj, "content": obj.get("text")})
 
 
 def _refuse(where: str, problem: str, hint: str = SHAPES_HINT) -> UserError:

@@ -88,7 +88,7 @@ def _gold_class(value: Any, where: str) -> ActionClass:
 
 
 def _parse_conversation(obj: Any, where: str, line: int) -> Conversation:
-    from tooldiag.classify import content_text, has_tool_calls
+    from tooldiag.classify import message_parts
 
     if not isinstance(obj, dict):
         raise UserError(f"{where}: expected a JSON object per conversation, got {type(obj).__name__}", hint=_HINT)
@@ -115,11 +115,12 @@ def _parse_conversation(obj: Any, where: str, line: int) -> Conversation:
             if turn < 0:
                 turn = 0
             gold = message.get("gold_class")
+            text, has_calls = message_parts(message)
             assistant.append(
                 AssistantMessage(
                     turn=turn,
-                    text=content_text(message.get("content")),
-                    has_calls=has_tool_calls(message.get("tool_calls")) or has_tool_calls(message.get("function_call")),
+                    text=text,
+                    has_calls=has_calls,
                     gold=None if gold is None else _gold_class(gold, f"{where} message {index} gold_class"),
                     injected=bool(message.get("injected", False)),
                 )
