@@ -102,7 +102,7 @@ def test_bfcl_report_names_judge_prompt_and_fallbacks(bfcl_run, judge, tmp_path,
         ]
     )
     run = json.loads(out.read_text())["runs"][0]
-    assert set(run) == {"name", "overall_acc", "categories", "capability_counts", "classifier"}
+    assert set(run) == {"name", "overall_acc", "categories", "capability_counts", "classifier", "cases"}
     classifier = run["classifier"]
     assert classifier["scheme"] == "llm" and classifier["judge"] == "openai/fake"
     assert classifier["prompt"] == PROMPT_VERSION and classifier["fallbacks"] == 1

@@ -34,14 +34,15 @@ def observations_from_conversations(
     """One :class:`CaseObservation` per conversation; injected messages excluded."""
     counted = [(c, m) for c in conversations for m in c.assistant if not m.injected]
     labels = iter(classify_batch(classifier, [(m.text, m.has_calls) for _, m in counted]))
-    per_case: dict[str, list[set[ActionClass]]] = {
-        c.id: [set() for _ in range(max(c.n_turns, 1))] for c in conversations
+    per_case: dict[str, list[list[ActionClass]]] = {
+        c.id: [[] for _ in range(max(c.n_turns, 1))] for c in conversations
     }
     for conversation, message in counted:
-        per_case[conversation.id][message.turn].add(next(labels))
+        per_case[conversation.id][message.turn].append(next(labels))
     observations = []
     for conversation in conversations:
-        turns = tuple(frozenset(classes - {ActionClass.OTHER}) for classes in per_case[conversation.id])
+        emissions = tuple(tuple(classes) for classes in per_case[conversation.id])
+        turns = tuple(frozenset(classes) - {ActionClass.OTHER} for classes in emissions)
         observations.append(
             CaseObservation(
                 case_id=conversation.id,
@@ -50,6 +51,7 @@ def observations_from_conversations(
                 passed=conversation.passed,
                 turns=turns,
                 gold_turns=conversation.gold_turns,
+                emissions=emissions,
             )
         )
     return observations

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from tooldiag.classify.classes import ActionClass
 from tooldiag.metrics.intervals import wilson_interval_pct
@@ -68,6 +69,13 @@ class CaseObservation:
     gold_turns: tuple[int, ...] | None = None
     #: ``True`` when inference failed for infrastructure reasons: not graded, not counted.
     errored: bool = False
+    #: Per turn, the class of every counted emission in order, ``other`` included (the
+    #: evidence rows of :mod:`tooldiag.metrics.cases`); ``None`` when the adapter kept only ``turns``.
+    emissions: tuple[tuple[ActionClass, ...], ...] | None = None
+    #: The grader's own error type (BFCL: ``multi_turn:instance_state_mismatch``), if any.
+    error_type: str | None = None
+    #: Suite-specific evidence columns (tau2: the write event), carried into the case rows.
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def emitted(self) -> frozenset[ActionClass]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from tooldiag.classify.provenance import ClassifierSummary
+from tooldiag.metrics.cases import case_rows
 from tooldiag.metrics.gar import CaseObservation, Thresholds, capability_counts, overall_accuracy, summarize_category
 from tooldiag.report.model import RunReport, ordered_categories
 
@@ -52,4 +53,5 @@ def build_report(
         notes=list(notes),
         category_order=tuple(category_order),
         classifier=classifier,
+        cases=case_rows(cases, name),
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooldiag.classify.provenance import ClassifierSummary
+from tooldiag.metrics.cases import CaseRow
 from tooldiag.metrics.gar import CAPABILITY_CLASSES, CapabilityCounts, CategorySummary, Thresholds
 
 
@@ -32,6 +33,11 @@ class RunReport:
     category_order: tuple[str, ...] = ()
     #: Which classifier produced the classes (judge, prompt, fallbacks, languages without cue data).
     classifier: ClassifierSummary | None = None
+    #: The evidence: one row per case, in the suite's case order (:mod:`tooldiag.metrics.cases`).
+    cases: list[CaseRow] = field(default_factory=list)
+    #: Who and what wrote the numbers (versions, classifier, run config without secrets);
+    #: filled by the suite's adapter, ``None`` when it knows nothing.
+    provenance: dict[str, Any] | None = None
 
 
 def ordered_categories(names: Sequence[str] | set[str], order: Sequence[str] = ()) -> list[str]:
@@ -82,6 +88,9 @@ def run_json(report: RunReport) -> dict[str, Any]:
     }
     if report.classifier is not None:
         run["classifier"] = report.classifier.to_json()
+    if report.provenance is not None:
+        run["provenance"] = report.provenance
+    run["cases"] = [row.to_json() for row in report.cases]
     return run
 
 

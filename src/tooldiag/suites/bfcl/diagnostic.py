@@ -54,14 +54,11 @@ def observations_from_store(store: Any, classifier: Classifier) -> tuple[list[Ca
         notes = BfclCaseNotes.of(record.trajectory.notes)
         gold = gold_class(record.category, notes)
         turns = []
+        emissions = []
         for turn in record.trajectory.turns:
-            classes = set()
-            for step in turn.steps:
-                if step.emission.injected:
-                    continue
-                classes.add(next(labels))
-            classes.discard(ActionClass.OTHER)
-            turns.append(frozenset(classes))
+            ordered = [next(labels) for step in turn.steps if not step.emission.injected]
+            emissions.append(tuple(ordered))
+            turns.append(frozenset(ordered) - {ActionClass.OTHER})
         if gold is None:
             skipped[record.category] = skipped.get(record.category, 0) + 1
             continue
@@ -74,6 +71,8 @@ def observations_from_store(store: Any, classifier: Classifier) -> tuple[list[Ca
                 turns=tuple(turns),
                 gold_turns=bfcl_gold_turns(record.category, notes.ground_truth_sizes, notes.give_back_turns),
                 errored=record.status != "done",
+                emissions=tuple(emissions),
+                error_type=record.error_type,
             )
         )
     config = store.config

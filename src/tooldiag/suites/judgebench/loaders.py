@@ -113,7 +113,7 @@ def _file_rows(path: Path) -> list[dict[str, Any]]:
         except ImportError as exc:
             raise MissingDependencyError(
                 f"reading {path} needs pyarrow ({exc})",
-                hint="uv pip install pyarrow  (or: pip install 'tooldiag[parquet]')",
+                hint="pip install pyarrow (a regular dependency of tooldiag: reinstall it)",
             ) from None
         return [_plain(row) for row in frame.to_dict(orient="records")]
     text = path.read_text("utf-8")
