@@ -40,7 +40,9 @@ def _calls(message: dict[str, Any]) -> list[ToolCall]:
                 arguments = json.dumps(arguments)
             calls.append(ToolCall.from_raw(function["name"], arguments, id=str(entry.get("id") or "")))
         else:
-            calls.append(ToolCall(name="<malformed>", raw_arguments=json.dumps(entry, default=str), parse_error="not a call"))
+            calls.append(
+                ToolCall(name="<malformed>", raw_arguments=json.dumps(entry, default=str), parse_error="not a call")
+            )
     return calls
 
 
