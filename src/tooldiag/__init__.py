@@ -28,6 +28,7 @@ _FRONT_DOOR = (
     "probe_report",
     "report_runs",
     "run_bfcl",
+    "show_case",
     "tau2_diagnose",
 )
 

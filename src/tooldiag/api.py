@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from tooldiag.diagnose.log import InvalidLine
     from tooldiag.models.base import ModelBackend, ModelOptions
     from tooldiag.report.model import RunReport
+    from tooldiag.report.transcript import Transcript
     from tooldiag.runner.progress import ProgressSink
     from tooldiag.suites.bfcl.audit import ImportSummary
     from tooldiag.suites.bfcl.audit_report import AuditReport
@@ -149,6 +150,29 @@ def audit_report(run_dir: str | Path, classifier: Classifier | str | None = None
     from tooldiag.suites.bfcl.audit_report import audit_report_from_run_dir
 
     return audit_report_from_run_dir(run_dir, _classifier_of(classifier))
+
+
+def show_case(input: str | Path, case_id: str, classifier: Classifier | str | None = None) -> Transcript:
+    """``tooldiag show``: one case turn by turn, every emission with its class and the rule behind it.
+
+    ``input`` is a BFCL run directory or an agent log (JSONL); ``case_id`` a case id of the
+    run or a conversation id of the log. A missing path, a folder that is no BFCL run and
+    an unknown id are :class:`~tooldiag.errors.UserError` with the fix.
+    """
+    from tooldiag.errors import UserError
+
+    path = Path(input)
+    if not path.exists():
+        raise UserError(
+            f"{path} does not exist", hint="give a BFCL run directory (tooldiag run bfcl --run-dir) or an agent log"
+        )
+    if path.is_file():
+        from tooldiag.diagnose.transcript import log_transcript
+
+        return log_transcript(path, case_id, _classifier_of(classifier))
+    from tooldiag.suites.bfcl.transcript import bfcl_transcript
+
+    return bfcl_transcript(path, case_id, _classifier_of(classifier))
 
 
 # -- agent logs and tau2 -------------------------------------------------------------------

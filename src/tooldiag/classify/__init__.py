@@ -32,6 +32,7 @@ from tooldiag.classify.classes import (
     parse_action_class,
 )
 from tooldiag.classify.cues import CUES_ENV, cue_files_from_env
+from tooldiag.classify.explain import Explanation, explain, explain_many
 from tooldiag.classify.registry import Classifier, SchemeOptions, check_scheme, resolve_classifier, scheme, scheme_names
 
 if TYPE_CHECKING:
@@ -44,12 +45,15 @@ __all__ = [
     "SCHEMES",
     "ActionClass",
     "Classifier",
+    "Explanation",
     "SchemeOptions",
     "classify",
     "classify_batch",
     "classify_message",
     "classify_signals",
     "content_text",
+    "explain",
+    "explain_many",
     "get_classifier",
     "has_tool_calls",
     "highest_priority",

@@ -56,6 +56,7 @@ from tooldiag.classify.cues import (
     read_extension,
 )
 from tooldiag.classify.cues import _entry_pattern as entry_pattern  # one entry's regex source
+from tooldiag.classify.explain import Explanation
 from tooldiag.classify.language import UNDETERMINED, detect_language
 from tooldiag.classify.multilingual import LanguageRules, structural_signals
 from tooldiag.classify.registry import SchemeOptions, scheme
@@ -605,6 +606,16 @@ class DefaultClassifier:
             # no cue data for this language: structural rules only (a "?" outside quotes asks)
             return rules.signals(text) if rules else structural_signals(text)
         return self._text_signals(clean_for_cues(text))
+
+    def explain(self, text: Any, has_calls: bool = False) -> Explanation:
+        """Why this emission gets its class: rule, cue, sentence, language (:mod:`tooldiag.classify.explain`).
+
+        The label is ``self(text, has_calls)``; the reason comes from a separate traced pass
+        (:mod:`tooldiag.classify.default_explain`), so classifying pays nothing for it.
+        """
+        from tooldiag.classify.default_explain import explain_default
+
+        return explain_default(self, text, has_calls)
 
     def language_of(self, text: str) -> str:
         """ISO 639-1 code of ``text``'s language (``"und"``: too little evidence, read as English)."""

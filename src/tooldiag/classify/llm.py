@@ -20,12 +20,14 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, field_validator
 
 from tooldiag.classify.classes import ActionClass
+from tooldiag.classify.explain import Explanation
 from tooldiag.classify.registry import Classifier, SchemeOptions, scheme
 from tooldiag.errors import ModelCallError, ModelCallErrorKind, UserError
 from tooldiag.judges.extract import BY_POSITION
@@ -148,6 +150,11 @@ class LLMClassifier:
     async def aclassify_many(self, items: Sequence[tuple[Any, bool]]) -> list[ActionClass]:
         """Labels for ``(text, has_calls)`` pairs, in order, querying the judge through the shared
         worker pool (at most :meth:`_concurrency` requests in flight)."""
+        return [label for label, _ in await self._alabel_many(items)]
+
+    async def _alabel_many(self, items: Sequence[tuple[Any, bool]]) -> list[tuple[ActionClass, str]]:
+        """Each label with who gave it: ``judge``, ``rules`` (syntax or empty text), or
+        ``fallback: <why>`` (the judge did not label it)."""
         from tooldiag.models.registry import resolve_model
         from tooldiag.trajectory import GenerationConfig, Message
 
@@ -156,15 +163,15 @@ class LLMClassifier:
         if self.options.timeout is not None:
             config = config.model_copy(update={"timeout_s": self.options.timeout})
 
-        labels: list[ActionClass] = [ActionClass.OTHER] * len(items)
+        labels: list[tuple[ActionClass, str]] = [(ActionClass.OTHER, "rules")] * len(items)
 
-        async def one(index: int) -> ActionClass:
+        async def one(index: int) -> tuple[ActionClass, str]:
             text, has_calls = items[index]
             early = self._syntax_or_empty(text, has_calls)
             if early is not None:
-                return early
+                return early, "rules"
             if self._down:
-                return self._fall_back(text)
+                return self._fall_back(text), f"fallback: the judge is unreachable ({self.judge_error})"
             prompt = judge_prompt(str(text)[: self.max_chars])
             try:
                 draws = await draw_until_parsed(
@@ -174,12 +181,12 @@ class LLMClassifier:
                 self.judge_error = self.judge_error or str(exc)
                 # unreachable, bad key, unknown model: no later request can do better
                 self._down = self._down or exc.kind is ModelCallErrorKind.FATAL
-                return self._fall_back(text)
+                return self._fall_back(text), f"fallback: the request failed ({exc})"
             if draws.value is None:
-                return self._fall_back(text)
-            return draws.value
+                return self._fall_back(text), "fallback: the judge's answer named no action class"
+            return draws.value, "judge"
 
-        def keep(index: int, label: ActionClass) -> None:
+        def keep(index: int, label: tuple[ActionClass, str]) -> None:
             labels[index] = label
 
         try:
@@ -187,6 +194,32 @@ class LLMClassifier:
         finally:
             await backend.aclose()
         return labels
+
+    def explain_many(self, items: Sequence[tuple[Any, bool]]) -> list[Explanation]:
+        """Why each label: the judge (model and prompt version), or the rules and why the judge was not used."""
+        from tooldiag.classify.explain import explain
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            labelled = asyncio.run(self._alabel_many(items))
+        else:
+            raise UserError("the llm scheme was called inside a running event loop", hint="await it instead")
+        out = []
+        for (text, has_calls), (label, how) in zip(items, labelled):
+            if how == "judge":
+                detail = f"judge {self.model}, prompt {self.prompt_version}"
+                out.append(Explanation(label=label, rule="judge", scheme=self.name, detail=detail))
+                continue
+            rules = explain(self._rules, text, has_calls)  # the rules gave this label: their reason
+            rule = rules.rule if how == "rules" else "fallback:" + rules.rule
+            detail = "tool calls and empty text are the rules', never the judge's" if how == "rules" else how
+            out.append(replace(rules, label=label, rule=rule, scheme=self.name, detail=detail))
+        return out
+
+    def explain(self, text: Any, has_calls: bool = False) -> Explanation:
+        """:meth:`explain_many` of one emission."""
+        return self.explain_many([(text, has_calls)])[0]
 
     def _fall_back(self, text: Any) -> ActionClass:
         """The rules' label for a text emission the judge did not label (counted)."""

@@ -327,6 +327,10 @@ class LanguageRules:
     # -- public --------------------------------------------------------------
     def signals(self, text: str) -> frozenset[ActionClass]:
         """Every class ``text`` shows evidence of (tool calls are decided before this is called)."""
+        return self._sentence_signals(self.sentences(text))
+
+    def sentences(self, text: str) -> list[str]:
+        """The sentences the rules read: folded, quotes masked, code and URLs removed."""
         from tooldiag.classify.default import MAX_ANALYSED_CHARS, clean_for_cues  # the English path's cleaning
 
         if len(text) > MAX_ANALYSED_CHARS:  # the part clean_for_cues reads, before any masking
@@ -337,8 +341,7 @@ class LanguageRules:
             text = text.translate(_WIDTH_FOLD)
         masked = _QUOTE_SPAN.sub(_mask_quote, text) if _QUOTE_OPENERS.search(text) else text
         sentences = [part.strip() for s in clean_for_cues(masked) for part in _split_sentence(s)]
-        sentences = [s for s in sentences if s and s != '"…"']
-        return self._sentence_signals(sentences)
+        return [s for s in sentences if s and s != '"…"']
 
     # -- internals -----------------------------------------------------------
     def _sentence_signals(self, sentences: list[str]) -> frozenset[ActionClass]:
@@ -461,6 +464,128 @@ class LanguageRules:
             return out  # "¿Desea que le muestre más opciones?": an offer
         out.add(ActionClass.ASK)  # a wh-question, a choice, or any other real question
         return out
+
+    # -- the traced path (tooldiag.classify.default_explain; never run by ``signals``) --------------
+    def trace(self, text: str) -> list[Finding] | None:
+        """``(class, rule, cue, sentence)`` for every class the rules find, in order; ``None`` when the
+        mirror of :meth:`_request` disagrees with it on a sentence (the label is then unattributed)."""
+        sentences = self.sentences(text)
+        plan = _LazyAny(self._is_plan, sentences)
+        acts = _LazyAny(self._names_action, sentences)
+        findings: list[Finding] = []
+        generic: list[str] = []
+        for sentence in sentences:
+            kind = self._refusal(sentence)
+            if kind == "generic":
+                generic.append(sentence)
+            elif isinstance(kind, ActionClass):
+                findings.append((kind, self._refusal_rule(sentence, kind), self._cue(sentence, "refuse"), sentence))
+            mirrored = self._request_trace(sentence, plan, acts)
+            if {found[0] for found in mirrored} != self._request(sentence, plan, acts):
+                return None
+            findings.extend((cls, rule, cue, sentence) for cls, rule, cue in mirrored)
+            if kind is None and not mirrored and self._is_question(sentence):
+                findings.append((ActionClass.OTHER, "other:offer", None, sentence))
+        if generic and not any(found[0] is ActionClass.ASK for found in findings):
+            findings.append(
+                (ActionClass.REFUSE, "refuse:generic_block", self._cue(generic[0], "generic_block"), generic[0])
+            )
+        return findings
+
+    def _cue(self, sentence: str, key: str) -> str | None:
+        """The text list ``key`` matches in ``sentence`` (its phrases first, then its ``re:`` entries)."""
+        cues = self._c.get(key)
+        if cues is None:
+            return None
+        for pattern in (cues.plain, cues.regex):
+            match = pattern.search(sentence) if pattern is not None else None
+            if match:
+                return match.group(0).strip()
+        return None
+
+    def _refusal_rule(self, sentence: str, kind: ActionClass) -> str:
+        c = self._c
+        scrubbed = c["refuse_exceptions"].sub(" ", sentence) if c["refuse_exceptions"] else sentence
+        if kind is ActionClass.CONFIRM:
+            return "confirm:blocked_on_consent"
+        if kind is ActionClass.ASK:
+            return "ask:blocked_on_information"
+        if _has(c["blocked_markers"], scrubbed) and _has(c["consent_nouns"], scrubbed):
+            return "refuse:third_party_consent"
+        if _has(c["capability_nouns"], scrubbed):
+            return "refuse:missing_function"
+        if _has(c["policy_words"], scrubbed):
+            return "refuse:policy"
+        return "refuse:refuse_cue"
+
+    def _request_trace(
+        self, sentence: str, plan: _LazyAny, acts: _LazyAny
+    ) -> list[tuple[ActionClass, str, str | None]]:
+        """A mirror of :meth:`_request` that names the branch each class came from."""
+        c = self._c
+        out: list[tuple[ActionClass, str, str | None]] = []
+        if _has(c["ask"], sentence) and not (_has(c["offer"], sentence) and "?" not in sentence):
+            out.append((ActionClass.ASK, "ask:ask_cue", self._cue(sentence, "ask")))
+        if _has(c["instructions"], sentence):
+            return out
+        question = self._is_question(sentence)
+        if question and _has(self._open_question, sentence) and not self._is_offer(sentence):
+            match = self._open_question.search(sentence) if self._open_question else None
+            out.append((ActionClass.ASK, "ask:wh_question", match.group(0).strip() if match else None))
+            return out
+        if _has(c["consent"], sentence):
+            out.append((ActionClass.CONFIRM, "confirm:consent_request", self._cue(sentence, "consent")))
+            return out
+        if _has(c["confirm_requests"], sentence):
+            cue = self._cue(sentence, "confirm_requests")
+            if _has(c["value_nouns"], sentence):
+                out.append((ActionClass.ASK, "ask:confirm_value", cue))
+            elif (
+                plan
+                or _has(c["action_nouns"], sentence)
+                or _has(c["action_verbs"], sentence)
+                or (acts and self._is_bare(sentence))
+            ):
+                out.append((ActionClass.CONFIRM, "confirm:confirm_request", cue))
+            else:
+                out.append((ActionClass.ASK, "ask:confirm_request", cue))
+            return out
+        if not question or self._is_offer(sentence):
+            return out
+        if _has(c["choice_words"], sentence):
+            out.append((ActionClass.ASK, "ask:choice_question", self._cue(sentence, "choice_words")))
+            return out
+        if _has(c["consent_if_plan"], sentence) and (plan or (acts and self._is_bare(sentence))):
+            out.append((ActionClass.CONFIRM, "confirm:plan_check", self._cue(sentence, "consent_if_plan")))
+            return out
+        if _has(c["consent_prefixes"], sentence):
+            if (
+                _has(c["action_verbs"], sentence)
+                or _has(c["action_nouns"], sentence)
+                or (acts and _has(c["pronoun_objects"], sentence))
+            ):
+                out.append((ActionClass.CONFIRM, "confirm:consent_question", self._cue(sentence, "consent_prefixes")))
+            return out
+        out.append((ActionClass.ASK, "ask:question", None))
+        return out
+
+
+#: (class, rule, cue, sentence): one reason the traced path found (tooldiag.classify.default_explain).
+Finding = tuple[ActionClass, str, str | None, str | None]
+
+
+def structural_trace(text: str) -> list[Finding]:
+    """:func:`structural_signals` with its reason: the first sentence holding a question mark."""
+    from tooldiag.classify.default import MAX_ANALYSED_CHARS, clean_for_cues
+
+    if len(text) > MAX_ANALYSED_CHARS:
+        text = text[:40_000] + "\n" + text[-20_000:]
+    masked = _QUOTE_SPAN.sub(_mask_quote, text.translate(_WIDTH_FOLD))
+    for sentence in clean_for_cues(masked):
+        mark = _ANY_QUESTION_MARK.search(sentence)
+        if mark:
+            return [(ActionClass.ASK, "ask:question_mark", mark.group(0), sentence)]
+    return []
 
 
 # Question marks of other scripts: Arabic, Armenian, Ethiopic, Greek ano teleia is ambiguous and left out.

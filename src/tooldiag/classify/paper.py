@@ -19,6 +19,7 @@ from typing import Any
 
 from tooldiag.classify.classes import ActionClass
 from tooldiag.classify.cues import fold_quotes, load_builtin
+from tooldiag.classify.explain import Explanation, unattributed
 from tooldiag.classify.registry import SchemeOptions, scheme
 from tooldiag.classify.syntax import paper_normalize, paper_text_is_tool_call, structured_call_names
 
@@ -74,6 +75,53 @@ class PaperClassifier:
             return ActionClass.TOOL_CALL if structured_call_names(emission) else None
         return None
 
+    def explain(self, text: Any, has_calls: bool = False) -> Explanation:
+        """Which of the paper's rules gave the label: syntax, or the first cue of the list that won.
+
+        The label is ``self(text, has_calls)``; the trace re-reads the same normalised text
+        (a separate pass: classifying pays nothing for it).
+        """
+        label = self(text, has_calls)
+
+        def because(rule: str, cue: str | None = None, sentence: str | None = None) -> Explanation:
+            return Explanation(label=label, rule=rule, cue=cue, sentence=sentence, scheme=self.name)
+
+        if has_calls:
+            return because("structured_call")
+        if text is None:
+            return because("other:empty")
+        normalized = paper_normalize(text)
+        if not isinstance(normalized, str):
+            names = structured_call_names(text) if isinstance(text, (list, dict)) else []
+            return (
+                because("structured_call", ", ".join(names))
+                if label is ActionClass.TOOL_CALL
+                else because("other:empty")
+            )
+        if not normalized.strip():
+            return because("other:empty")
+        if label is ActionClass.TOOL_CALL:
+            return because("text_call:paper_normalized" if normalized != text else "text_call:paper_syntax")
+        lower = fold_quotes(normalized).lower()
+        found: dict[ActionClass, tuple[str, str]] = {}
+        for cue in self.cues.refuse:
+            if cue in lower:
+                found.setdefault(ActionClass.REFUSE, ("refuse:refuse_cue", cue))
+        if "?" in normalized:
+            found.setdefault(ActionClass.ASK, ("ask:question_mark", "?"))
+        for cue in self.cues.ask:
+            if cue in lower:
+                found.setdefault(ActionClass.ASK, ("ask:ask_cue", cue))
+        for cue in self.cues.confirm:
+            if cue in lower:
+                found.setdefault(ActionClass.CONFIRM, ("confirm:completion_claim", cue))
+        if label is ActionClass.OTHER:
+            return because("other:no_cue")
+        if label not in found:
+            return unattributed(label, self.name)
+        rule, cue = found[label]
+        return because(rule, cue, _sentence_around(lower, cue))
+
     def __call__(self, text: Any, has_calls: bool) -> ActionClass:
         if has_calls:
             return ActionClass.TOOL_CALL
@@ -81,6 +129,17 @@ class PaperClassifier:
             return ActionClass.OTHER
         label = self.classify_raw(text)
         return label if label is not None else ActionClass.OTHER
+
+
+def _sentence_around(text: str, cue: str) -> str:
+    """The sentence (between ``.``/``!``/``?``/newlines) holding the first occurrence of ``cue``."""
+    at = text.find(cue)
+    if at < 0:
+        return text[:200]
+    start = max(text.rfind(mark, 0, at) for mark in (".", "!", "?", "\n")) + 1
+    ends = [end for end in (text.find(mark, at + len(cue)) for mark in (".", "!", "?", "\n")) if end >= 0]
+    end = min(ends) + 1 if ends else len(text)
+    return text[start:end].strip()
 
 
 @scheme("paper")

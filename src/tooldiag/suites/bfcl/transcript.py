@@ -1,0 +1,89 @@
+"""A BFCL run directory -> the transcript of one case (``tooldiag show RUN_DIR CASE_ID``).
+
+The stored trajectory already holds every emission, BFCL's decoded calls and the tool
+results; this adapter adds what only the suite knows: the case's gold class and gold
+turns (:mod:`tooldiag.suites.bfcl.gold`, the same the report uses) and the grader's
+:class:`~tooldiag.trajectory.Grade`. Injected emissions (a probe's placeholder) are
+shown and marked as not counted, exactly as the diagnostic leaves them out.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+from tooldiag.errors import StoreError, UserError
+from tooldiag.report.transcript import Transcript, build_transcript
+from tooldiag.store import RunStore
+from tooldiag.suites.bfcl.diagnostic import run_name
+from tooldiag.suites.bfcl.gold import BfclCaseNotes, bfcl_gold_turns, gold_class
+from tooldiag.suites.bfcl.ids import case_id_order
+
+#: Close ids named in the hint of an unknown case id.
+CLOSE_IDS = 5
+
+_SHOWS = "tooldiag show reads BFCL run directories (`tooldiag run bfcl`, `tooldiag import bfcl`) and agent logs (JSONL)"
+
+
+def _open_run(run_dir: Path) -> RunStore:
+    """The run store in ``run_dir``; a one-line error naming what the folder is instead."""
+    if (run_dir / "judgebench.sqlite").is_file():
+        raise UserError(f"{run_dir} is an AgentJudgeBench store, not a BFCL run", hint=_SHOWS)
+    try:
+        store = RunStore.open(run_dir, sort_key=case_id_order)
+    except StoreError as exc:
+        raise UserError(f"{run_dir} is not a BFCL run ({exc.message})", hint=_SHOWS) from None
+    if store.config.suite != "bfcl":
+        suite = store.config.suite
+        store.close()
+        raise UserError(f"{run_dir} is a {suite} run, not a BFCL run", hint=_SHOWS)
+    return store
+
+
+def unknown_case(case_id: str, where: str, known: list[str], lister: str) -> UserError:
+    """The error of a case id the input does not hold: the closest ids, and the command that lists them."""
+    close = difflib.get_close_matches(case_id, known, n=CLOSE_IDS, cutoff=0.5)
+    hint = (f"close ids: {', '.join(close)}; " if close else "") + f"`{lister}` lists all {len(known)} case ids"
+    return UserError(f"no case {case_id!r} in {where}", hint=hint)
+
+
+def bfcl_transcript(run_dir: str | Path, case_id: str, classifier: Any) -> Transcript:
+    """The transcript of ``case_id`` in the BFCL run ``run_dir``, classified by ``classifier``."""
+    run_dir = Path(run_dir)
+    store = _open_run(run_dir)
+    try:
+        record = store.get_case(case_id)
+        if record is None:
+            known = [r.case_id for r in store.iter_cases()]
+            raise unknown_case(case_id, f"the run {run_dir}", known, f"tooldiag cases {run_dir}")
+        trajectory = record.trajectory
+        notes = BfclCaseNotes.of(trajectory.notes)
+        gold = gold_class(record.category, notes)
+        gold_turns = bfcl_gold_turns(record.category, notes.ground_truth_sizes, notes.give_back_turns)
+        grade = record.grade
+        errored = record.status != "done"
+        remarks = []
+        if gold is None:
+            remarks.append(f"no gold action class is known for category {record.category!r}: no diagnostic verdict")
+        if any(step.emission.injected for turn in trajectory.turns for step in turn.steps):
+            remarks.append("INJECTED emissions are the harness's text (a probe's), shown but not counted")
+        return build_transcript(
+            trajectory.turns,
+            classifier,
+            run=run_name(store.config, run_dir),
+            source=str(run_dir),
+            case_id=record.case_id,
+            category=record.category,
+            gold_class=gold,
+            gold_turns=gold_turns,
+            passed=record.passed,
+            error_type=record.error_type if grade is None else grade.error_type,
+            error_message=None if grade is None else grade.error_message,
+            errored=errored,
+            inference_error=trajectory.inference_error,
+            notes=remarks,
+            extra={"probe": store.config.probe} if store.config.probe else {},
+        )
+    finally:
+        store.close()
