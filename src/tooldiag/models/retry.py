@@ -163,10 +163,15 @@ async def call_with_retries(
     describe: str,
     secrets: Iterable[str | None] = (),
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    retries: dict[str, int] | None = None,
 ) -> T:
     """Run ``attempt`` until it succeeds, fails for good, or the retries run out.
 
     ``describe`` names the endpoint in messages (e.g. ``openai/llama at http://...``).
+    ``retries``, when given, is filled with the :data:`FailureKind` of every failed
+    attempt that was retried (``{"rate_limit": 2}``), so the caller can store what the
+    answer cost (:attr:`tooldiag.trajectory.Emission.retries`); the final, unretried
+    failure of a call that gives up is not counted.
     Raises :class:`~tooldiag.errors.ModelCallError` on final failure, with ``status``
     and ``kind``: a non-retryable answer is ``FATAL`` (401/403/404) or ``REJECTED``
     (any other 4xx); retries that ran out are ``TRANSIENT``, or ``FATAL`` when no
@@ -196,6 +201,8 @@ async def call_with_retries(
                     status=failure.status,
                     kind=ModelCallErrorKind.FATAL if all_unreachable else ModelCallErrorKind.TRANSIENT,
                 ) from None
+            if retries is not None:
+                retries[failure.kind] = retries.get(failure.kind, 0) + 1
             wait = policy.delay_s(retry_index, failure, _rng)
             logger.info(
                 "%s: %s; retrying in %.2f s (attempt %d of %d)",

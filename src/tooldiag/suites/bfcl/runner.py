@@ -21,12 +21,22 @@ from tooldiag.models.base import ModelBackend, ModelOptions
 from tooldiag.models.registry import resolve_model
 from tooldiag.runner import ERROR_LABEL, NullProgress, ProgressSink, run_pool
 from tooldiag.store import RunStore
+from tooldiag.store.usage import UsageSummary, usage_summary
 from tooldiag.suites.bfcl import CATEGORIES
 from tooldiag.suites.bfcl.data import BfclCase, load_cases
 from tooldiag.suites.bfcl.decode import convert_to_function_call
 from tooldiag.suites.bfcl.grader import grade_result
 from tooldiag.suites.bfcl.rollout import Probe, bfcl_result, case_notes, run_rollout
 from tooldiag.trajectory import CaseTrajectory, GenerationConfig, Grade, RunConfig
+from tooldiag.versions import writer_versions
+
+#: The distribution whose checker grades every case: recorded with each writer of a run.
+BFCL_DISTRIBUTION = "bfcl-eval"
+
+
+def bfcl_writer() -> dict[str, str | None]:
+    """The versions a BFCL run store records for this process (tooldiag, Python, bfcl-eval)."""
+    return writer_versions(BFCL_DISTRIBUTION)
 
 
 @dataclass
@@ -44,6 +54,8 @@ class RunSummary:
     #: Cases whose request the server rejected, graded ``inference_error`` as BFCL does.
     inference_errors: list[str] = field(default_factory=list)
     wall_s: float = 0.0
+    #: What the whole run cost so far (every session), from the store.
+    usage: UsageSummary | None = None
 
     def categories(self) -> list[str]:
         """The categories of the run, in BFCL's order (the summary table's rows)."""
@@ -60,6 +72,12 @@ def grade_trajectory(case: BfclCase, trajectory: CaseTrajectory) -> Grade:
     """Grade one of our own rollouts through BFCL's pipeline (FC decoder)."""
     grade, _ = grade_result(case, bfcl_result(trajectory), convert_to_function_call)
     return grade
+
+
+def usage_now(store: RunStore) -> UsageSummary:
+    """The run summary of ``store`` with this session's wall time saved up to now (the end of a run)."""
+    store.save_session()
+    return usage_summary(store)
 
 
 def select_cases(config: RunConfig) -> list[BfclCase]:
@@ -162,7 +180,7 @@ def prepare_run(config: RunConfig, run_dir: str | Path, options: ModelOptions | 
     options = options or ModelOptions()
     cases = select_cases(config)
     model = resolve_model(config.model, options)
-    store = RunStore.create_or_resume(run_dir, config)
+    store = RunStore.create_or_resume(run_dir, config, writer=bfcl_writer())
     return PreparedRun(config, Path(run_dir), cases, model, store, options)
 
 
@@ -201,6 +219,7 @@ async def execute_run(
             errors=errors,
             inference_errors=rejected,
             wall_s=time.perf_counter() - started,
+            usage=usage_now(store),
         )
     finally:
         store.close()
