@@ -103,6 +103,7 @@ class FakeStore:
                 category=cat,
                 status="done",
                 passed=True,
+                error_type=None,
                 trajectory=CaseTrajectory(
                     case_id=f"multi_turn_{cat}_0",
                     category=cat,

@@ -34,7 +34,7 @@ def test_json_schema_is_exactly_the_documented_one(reports):
     data = json.loads(render(reports, "json"))
     assert list(data) == ["runs"]
     run = data["runs"][0]
-    assert list(run) == ["name", "overall_acc", "categories", "capability_counts"]
+    assert list(run) == ["name", "overall_acc", "categories", "capability_counts", "cases"]
     assert list(run["categories"]) == ["base", "miss_func", "miss_param"]  # paper column order
     cell = run["categories"]["miss_param"]
     assert list(cell) == ["n", "gold_class", "gar", "gar_ci", "turn_gar", "acc", "acc_ci", "delta_pp", "flags"]

@@ -418,7 +418,8 @@ def import_bfcl_results(
     Example: ``import_bfcl_results("result/Salesforce_Llama-xLAM-2-8b-fc-r", "xlam-2-8b", "runs/xlam")``.
     """
     from tooldiag.store import RunStore
-    from tooldiag.suites.bfcl.runner import RunSummary, advance_case, bfcl_writer, usage_now
+    from tooldiag.suites.bfcl.runner import RunSummary, advance_case, usage_now
+    from tooldiag.suites.bfcl.writer import bfcl_writer
 
     progress = progress or NullProgress()
     started = time.perf_counter()

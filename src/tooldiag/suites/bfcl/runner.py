@@ -27,16 +27,8 @@ from tooldiag.suites.bfcl.data import BfclCase, load_cases
 from tooldiag.suites.bfcl.decode import convert_to_function_call
 from tooldiag.suites.bfcl.grader import grade_result
 from tooldiag.suites.bfcl.rollout import Probe, bfcl_result, case_notes, run_rollout
+from tooldiag.suites.bfcl.writer import bfcl_writer
 from tooldiag.trajectory import CaseTrajectory, GenerationConfig, Grade, RunConfig
-from tooldiag.versions import writer_versions
-
-#: The distribution whose checker grades every case: recorded with each writer of a run.
-BFCL_DISTRIBUTION = "bfcl-eval"
-
-
-def bfcl_writer() -> dict[str, str | None]:
-    """The versions a BFCL run store records for this process (tooldiag, Python, bfcl-eval)."""
-    return writer_versions(BFCL_DISTRIBUTION)
 
 
 @dataclass
