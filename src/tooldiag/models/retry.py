@@ -34,6 +34,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 from tooldiag.errors import ModelCallError, ModelCallErrorKind, UserError
 
@@ -63,6 +64,22 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
         if secret and len(secret) >= 4 and secret in text:
             text = text.replace(secret, REDACTED)
     return text
+
+
+def public_url(url: str | None) -> str | None:
+    """``url`` without what may be a secret: user and password (``user:pass@``), query
+    (``?key=...``) and fragment are dropped; scheme, host, port and path stay. Run configs
+    and reports keep this form of an endpoint."""
+    if not url:
+        return url
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return "<unparseable URL withheld>"
+    netloc = (f"[{host}]" if ":" in host else host) + (f":{port}" if port is not None else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def redact_json(value: Any, secrets: Iterable[str | None]) -> Any:

@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from tooldiag.classify import ActionClass, Classifier, classify_batch, get_classifier
 from tooldiag.classify.provenance import ClassifierSummary, CountingClassifier
 from tooldiag.metrics.gar import CaseObservation, Thresholds
+from tooldiag.models.retry import public_url
 from tooldiag.report import RunReport, build_report, table1_markdown, write_report_files
 from tooldiag.store import RunStore
 from tooldiag.store.usage import usage_summary
@@ -102,21 +102,6 @@ def run_name(config: Any, run_dir: Path) -> str:
     name = str(getattr(config, "model", "") or run_dir.name)
     probe = getattr(config, "probe", None)
     return f"{name} +{probe}" if probe else name
-
-
-def public_url(url: str | None) -> str | None:
-    """``url`` without what may be a secret: user and password (``user:pass@``), query
-    (``?key=...``) and fragment are dropped; scheme, host, port and path stay."""
-    if not url:
-        return url
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = parts.port
-    except ValueError:
-        return "<unparseable URL withheld>"
-    netloc = (f"[{host}]" if ":" in host else host) + (f":{port}" if port is not None else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def public_config(config: Any) -> dict[str, Any]:

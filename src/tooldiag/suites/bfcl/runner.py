@@ -19,6 +19,7 @@ from pathlib import Path
 from tooldiag.errors import ModelCallError, UserError
 from tooldiag.models.base import ModelBackend, ModelOptions
 from tooldiag.models.registry import resolve_model
+from tooldiag.models.retry import public_url
 from tooldiag.runner import ERROR_LABEL, NullProgress, ProgressSink, run_pool
 from tooldiag.store import RunStore
 from tooldiag.store.usage import UsageSummary, usage_summary
@@ -258,7 +259,7 @@ def run_bfcl(
         case_ids=ids,
         limit=limit,
         generation=generation or GenerationConfig(),
-        base_url=options.base_url,
+        base_url=public_url(options.base_url),  # the store keeps no user:pass@ or ?key= (options keep them)
         probe=probe,
     )
     probe_factory = None
