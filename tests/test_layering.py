@@ -39,6 +39,7 @@ GENERIC = (
     "errors",
     "trajectory",
     "sqlite",
+    "versions",
     "models",
     "store",
     "classify",
@@ -58,6 +59,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "trajectory": ("errors",),
     # the one SQLite helper every store and the response cache open files with
     "sqlite": ("errors",),
+    # who wrote a file: tooldiag's, a suite's package's and Python's versions (read, never stored here)
+    "versions": (PACKAGE,),
     "models": _CORE,
     "store": _CORE,
     "runner": (*_CORE, "models", "store"),
@@ -66,7 +69,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "metrics": ("errors", "classify.classes"),
     "report": (*_CORE, "classify", "metrics", "store"),
     "diagnose": (*_CORE, "classify", "metrics", "report"),
-    "suites": (*_CORE, "models", "store", "runner", "judges", "classify", "metrics", "report", "diagnose"),
+    "suites": (*_CORE, "versions", "models", "store", "runner", "judges", "classify", "metrics", "report", "diagnose"),
     # tooldiag/__init__.py serves the front door (api) lazily; never the CLI
     PACKAGE: ("api",),
     # the Python front door: one function per CLI command (tooldiag/__init__.py serves them lazily)

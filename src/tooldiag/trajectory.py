@@ -98,6 +98,9 @@ class Emission(_Model):
     raw: Any = None
     #: True when the response came from the response cache.
     cached: bool = False
+    #: Failed attempts before this answer, by kind (``{"rate_limit": 2}``: two HTTP 429s, then
+    #: this answer); empty for a first-try answer, a cache hit, and stores written before it existed.
+    retries: dict[str, int] = Field(default_factory=dict)
     #: Text the harness (not the model) put in the model's place, e.g. a probe's
     #: abstention placeholder. Never counted as a model emission.
     injected: bool = False

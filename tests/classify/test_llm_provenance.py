@@ -102,7 +102,11 @@ def test_bfcl_report_names_judge_prompt_and_fallbacks(bfcl_run, judge, tmp_path,
         ]
     )
     run = json.loads(out.read_text())["runs"][0]
-    assert set(run) == {"name", "overall_acc", "categories", "capability_counts", "classifier", "cases"}
+    assert set(run) == {
+        "name", "overall_acc", "categories", "capability_counts", "classifier", "provenance", "usage", "cases",
+    }  # fmt: skip
+    judged = run["provenance"]["classifier"]
+    assert (judged["scheme"], judged["judge"], judged["prompt_version"]) == ("llm", "openai/fake", PROMPT_VERSION)
     classifier = run["classifier"]
     assert classifier["scheme"] == "llm" and classifier["judge"] == "openai/fake"
     assert classifier["prompt"] == PROMPT_VERSION and classifier["fallbacks"] == 1

@@ -567,6 +567,8 @@ class DefaultClassifier:
 
     def __init__(self, extra_cue_files: Sequence[Path] = ()) -> None:
         base = load_builtin("default")
+        #: The extension files, named in reports (and hashed into their cue digest).
+        self.cue_files: tuple[str, ...] = tuple(str(path) for path in extra_cue_files)
         extensions = [read_extension(Path(path), base.keys()) for path in extra_cue_files]
         self.cues = merge_cues(base, extensions)
         self._p = _compile(self.cues)

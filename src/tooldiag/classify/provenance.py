@@ -12,8 +12,11 @@ nothing here changes a label.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from tooldiag.classify.classes import ActionClass
@@ -24,6 +27,49 @@ from tooldiag.classify.registry import Classifier
 MATERIAL_SHARE = 0.05
 #: ... and so is this many such emissions, whatever the share.
 MATERIAL_COUNT = 10
+
+
+#: The shipped cue files each built-in scheme reads (``classify/cues/``; a trailing ``/`` is a folder of
+#: ``*.json``). The ``llm`` scheme's are its fallback rules': the default scheme's.
+BUILTIN_CUE_FILES: dict[str, tuple[str, ...]] = {
+    "default": ("default.json", "lang/"),
+    "llm": ("default.json", "lang/"),
+    "paper": ("paper.json",),
+}
+
+
+def _builtin_cue_texts(scheme: str) -> list[tuple[str, bytes]]:
+    folder = resources.files("tooldiag.classify").joinpath("cues")
+    out: list[tuple[str, bytes]] = []
+    for name in BUILTIN_CUE_FILES.get(scheme, ()):
+        if name.endswith("/"):
+            sub = folder.joinpath(name.rstrip("/"))
+            entries = sorted((e for e in sub.iterdir() if e.name.endswith(".json")), key=lambda e: e.name)
+            out += [(name + entry.name, entry.read_bytes()) for entry in entries]
+        else:
+            out.append((name, folder.joinpath(name).read_bytes()))
+    return out
+
+
+def cue_digest(scheme: str, cue_files: Sequence[str | Path] = ()) -> str | None:
+    """SHA-256 (hex) of the cue data behind a scheme's labels: its shipped cue files (by name and
+    content) plus the ``--cues`` extension files (by content, in order, wherever they lie).
+
+    Two reports with the same digest classified with the same cue lists; ``None`` for a scheme
+    with neither shipped cue files nor extensions (one registered outside tooldiag)."""
+    builtin = _builtin_cue_texts(scheme)
+    if not builtin and not cue_files:
+        return None
+    digest = hashlib.sha256()
+    for name, data in builtin:
+        digest.update(name.encode("utf-8") + b"\0" + data + b"\0")
+    for path in cue_files:
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            data = b"unreadable:" + str(path).encode("utf-8")
+        digest.update(b"extension\0" + data + b"\0")
+    return digest.hexdigest()
 
 
 @dataclass
@@ -47,6 +93,8 @@ class ClassifierSummary:
     outside_languages: dict[str, int] = field(default_factory=dict)
     #: The first failed judge request (the endpoint was down, refused the key, ...), if any.
     judge_error: str | None = None
+    #: :func:`cue_digest` of the scheme's cue data and :attr:`cue_files` (``None``: no cue data known).
+    cue_digest: str | None = None
 
     @property
     def outside(self) -> int:
@@ -183,11 +231,13 @@ class CountingClassifier:
         """What was counted so far, with the wrapped classifier's identity."""
         model = getattr(self.inner, "model", None)
         error = getattr(self.inner, "judge_error", None)
+        cue_files = [str(path) for path in getattr(self.inner, "cue_files", ()) or ()]
         return ClassifierSummary(
             scheme=self.name,
             judge=model if isinstance(model, str) else None,
             prompt_version=getattr(self.inner, "prompt_version", None),
-            cue_files=[str(path) for path in getattr(self.inner, "cue_files", ()) or ()],
+            cue_files=cue_files,
+            cue_digest=cue_digest(self.name, cue_files),
             emissions=self.emissions,
             text_emissions=self.text_emissions,
             fallbacks=self.fallbacks,

@@ -37,6 +37,9 @@ def print_summary(summary, console=None) -> None:
     if accs:
         console.print(f"overall Acc (unweighted mean of categories, as BFCL): {sum(accs) / len(accs):.2f}")
     console.print(f"{summary.ran} cases run, {summary.skipped} already finished, {summary.wall_s:.1f}s")
+    usage = getattr(summary, "usage", None)
+    if usage is not None:  # the whole run, every session (docs/evidence.md, "Run summary")
+        console.print("run summary: " + "\n             ".join(usage.lines()), highlight=False)
     if summary.inference_errors:
         console.print(
             f"[yellow]{len(summary.inference_errors)} cases were rejected by the server and graded "

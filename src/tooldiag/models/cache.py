@@ -12,7 +12,8 @@ still hits; use ``--no-cache`` when the weights behind a model name changed.
 Only deterministic requests are cached: the cache is used when
 ``ModelOptions.cache`` is on (``--no-cache`` turns it off) *and* the temperature is
 exactly 0. Successful emissions are stored; failures never are. A hit comes back
-with ``Emission.cached = True`` and the original latency, usage and raw body.
+with ``Emission.cached = True`` and the original latency, usage and raw body (and no
+``retries``: those were paid by the run that stored it).
 
 Storage: one table in a WAL-mode SQLite file opened through :mod:`tooldiag.sqlite`
 (readers never block the writer; several processes can share the file; ``busy_timeout``
@@ -143,7 +144,8 @@ class ResponseCache:
             emission = Emission.model_validate_json(row[0])
         except ValueError:
             return None  # written by an incompatible version: a miss, overwritten on put
-        return emission.model_copy(update={"cached": True})
+        # The retries were paid by the run that stored the answer, not by this one.
+        return emission.model_copy(update={"cached": True, "retries": {}})
 
     def put(self, key: str, model: str, emission: Emission) -> None:
         value = emission.model_dump_json()

@@ -6,7 +6,8 @@ send, time the answer, release the slot, and parse the reply; failures are class
 by the provider and retried by one policy. :class:`NetworkBackend` owns that sequence
 (a template method, :meth:`NetworkBackend.complete`), so retries
 (:mod:`tooldiag.models.retry`), the per-endpoint concurrency bound
-(:mod:`tooldiag.models.endpoints`) and latency timing exist once; a provider
+(:mod:`tooldiag.models.endpoints`), latency timing and the count of retries behind each
+answer (:attr:`~tooldiag.trajectory.Emission.retries`) exist once; a provider
 implements only the three steps that differ:
 
 * :meth:`~NetworkBackend.build_request`: the :class:`~tooldiag.models.base.ModelRequest`
@@ -62,12 +63,16 @@ class NetworkBackend(ModelBackend, Generic[Prepared, Reply]):
 
     async def complete(self, request: ModelRequest) -> Emission:
         prepared = self.build_request(request)
-        return await call_with_retries(
+        retries: dict[str, int] = {}
+        emission = await call_with_retries(
             lambda: self._attempt(prepared, request),
             policy=self.policy,
             describe=self.describe,
             secrets=self.secrets,
+            retries=retries,
         )
+        emission.retries = retries  # what this answer cost: the run summary counts them
+        return emission
 
     async def _attempt(self, prepared: Prepared, request: ModelRequest) -> Emission:
         async with endpoint_semaphore(self.provider_name, self.endpoint, self.concurrency):

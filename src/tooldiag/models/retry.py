@@ -34,6 +34,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 from tooldiag.errors import ModelCallError, ModelCallErrorKind, UserError
 
@@ -63,6 +64,22 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
         if secret and len(secret) >= 4 and secret in text:
             text = text.replace(secret, REDACTED)
     return text
+
+
+def public_url(url: str | None) -> str | None:
+    """``url`` without what may be a secret: user and password (``user:pass@``), query
+    (``?key=...``) and fragment are dropped; scheme, host, port and path stay. Run configs
+    and reports keep this form of an endpoint."""
+    if not url:
+        return url
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return "<unparseable URL withheld>"
+    netloc = (f"[{host}]" if ":" in host else host) + (f":{port}" if port is not None else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def redact_json(value: Any, secrets: Iterable[str | None]) -> Any:
@@ -163,10 +180,15 @@ async def call_with_retries(
     describe: str,
     secrets: Iterable[str | None] = (),
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    retries: dict[str, int] | None = None,
 ) -> T:
     """Run ``attempt`` until it succeeds, fails for good, or the retries run out.
 
     ``describe`` names the endpoint in messages (e.g. ``openai/llama at http://...``).
+    ``retries``, when given, is filled with the :data:`FailureKind` of every failed
+    attempt that was retried (``{"rate_limit": 2}``), so the caller can store what the
+    answer cost (:attr:`tooldiag.trajectory.Emission.retries`); the final, unretried
+    failure of a call that gives up is not counted.
     Raises :class:`~tooldiag.errors.ModelCallError` on final failure, with ``status``
     and ``kind``: a non-retryable answer is ``FATAL`` (401/403/404) or ``REJECTED``
     (any other 4xx); retries that ran out are ``TRANSIENT``, or ``FATAL`` when no
@@ -196,6 +218,8 @@ async def call_with_retries(
                     status=failure.status,
                     kind=ModelCallErrorKind.FATAL if all_unreachable else ModelCallErrorKind.TRANSIENT,
                 ) from None
+            if retries is not None:
+                retries[failure.kind] = retries.get(failure.kind, 0) + 1
             wait = policy.delay_s(retry_index, failure, _rng)
             logger.info(
                 "%s: %s; retrying in %.2f s (attempt %d of %d)",

@@ -15,6 +15,7 @@ from typing import Any
 from tooldiag.classify.provenance import ClassifierSummary
 from tooldiag.metrics.cases import CaseRow
 from tooldiag.metrics.gar import CAPABILITY_CLASSES, CapabilityCounts, CategorySummary, Thresholds
+from tooldiag.store.usage import UsageSummary
 
 
 @dataclass
@@ -38,6 +39,9 @@ class RunReport:
     #: Who and what wrote the numbers (versions, classifier, run config without secrets);
     #: filled by the suite's adapter, ``None`` when it knows nothing.
     provenance: dict[str, Any] | None = None
+    #: What the run cost (requests, retries, cache hits, tokens, latency, wall time), from the
+    #: store; ``None`` for inputs that are not run stores (agent logs).
+    usage: UsageSummary | None = None
 
 
 def ordered_categories(names: Sequence[str] | set[str], order: Sequence[str] = ()) -> list[str]:
@@ -90,8 +94,42 @@ def run_json(report: RunReport) -> dict[str, Any]:
         run["classifier"] = report.classifier.to_json()
     if report.provenance is not None:
         run["provenance"] = report.provenance
+    if report.usage is not None:
+        run["usage"] = report.usage.to_json()
     run["cases"] = [row.to_json() for row in report.cases]
     return run
+
+
+#: Writer keys that are not versions, or whose differences do not change a number (a Python patch release).
+_NOT_COMPARED = frozenset({"first_written_at", "python", "unknown"})
+UNKNOWN_VERSION = "unknown"
+
+
+def mixed_versions(reports: Sequence[RunReport]) -> dict[str, list[str]] | None:
+    """Package -> the distinct versions that wrote the runs of ``reports``, for every package
+    written by more than one (``None`` when all agree).
+
+    Reads ``provenance["writers"]`` (the run store's writer list). A writer from before
+    writers were recorded counts as version ``"unknown"`` of every package; a package a
+    writer did not have installed counts as ``"absent"``.
+    """
+    writers = [w for r in reports if r.provenance for w in r.provenance.get("writers") or [] if isinstance(w, dict)]
+    keys = list(dict.fromkeys(k for w in writers if not w.get("unknown") for k in w if k not in _NOT_COMPARED))
+    mixed: dict[str, list[str]] = {}
+    for key in keys:
+        values = [
+            UNKNOWN_VERSION if w.get("unknown") else "absent" if w.get(key) is None else str(w[key]) for w in writers
+        ]
+        distinct = list(dict.fromkeys(values))
+        if len(distinct) > 1:
+            mixed[key] = distinct
+    return mixed or None
+
+
+def mixed_versions_note(mixed: dict[str, list[str]]) -> str:
+    """The report note naming the versions (``written by different versions: tooldiag 0.1.0, 0.2.0``)."""
+    parts = "; ".join(f"{key} {', '.join(values)}" for key, values in mixed.items())
+    return f"runs written by different versions ({parts}): numbers may not be comparable across them"
 
 
 def to_json(reports: Sequence[RunReport]) -> dict[str, Any]:
@@ -103,4 +141,8 @@ def to_json(reports: Sequence[RunReport]) -> dict[str, Any]:
     classes: docs/diagnostic.md, "Report formats"), is a separate object a strict
     consumer of the old schema can drop.
     """
-    return {"runs": [run_json(report) for report in reports]}
+    data: dict[str, Any] = {"runs": [run_json(report) for report in reports]}
+    mixed = mixed_versions(reports)
+    if mixed:
+        data["mixed_versions"] = mixed
+    return data

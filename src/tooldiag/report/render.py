@@ -25,7 +25,14 @@ from tooldiag.metrics.gar import (
     FLAG_MASKING,
     FLAG_NOT_COMPUTABLE,
 )
-from tooldiag.report.model import RunReport, ordered_categories, report_order, to_json
+from tooldiag.report.model import (
+    RunReport,
+    mixed_versions,
+    mixed_versions_note,
+    ordered_categories,
+    report_order,
+    to_json,
+)
 from tooldiag.report.table import (
     BLANK,
     Column,
@@ -232,6 +239,32 @@ def table5_markdown(reports: Sequence[RunReport]) -> str:
     return to_markdown(table5(reports)) + f"\n{legend}\n"
 
 
+def usage_table(reports: Sequence[RunReport]) -> Table:
+    """The run summary, a row per run that has one (docs/evidence.md, "Run summary")."""
+    columns = [
+        Column("Run"),
+        Column("Requests"),
+        Column("Cache hits"),
+        Column("Retries", format=lambda r: ", ".join(f"{k} {n}" for k, n in sorted(r.items())) or "0"),
+        Column("Tokens in", missing="n/a"),
+        Column("Tokens out", missing="n/a"),
+        Column("Latency median (s)", decimals=2, missing="n/a"),
+        Column("Latency p95 (s)", decimals=2, missing="n/a"),
+        Column("Error rows"),
+        Column("Wall (s)", decimals=1),
+    ]
+    table = Table(columns=columns, key="usage", title="Run summary")
+    for report in reports:
+        u = report.usage
+        if u is None:
+            continue
+        table.add(
+            report.name, u.requests, u.cache_hits, u.retries, u.input_tokens, u.output_tokens,
+            u.latency_median_s, u.latency_p95_s, u.error_rows, u.wall_s,
+        )  # fmt: skip
+    return table
+
+
 def render_markdown(reports: Sequence[RunReport]) -> str:
     scheme = reports[0].scheme if reports else "default"
     provenance = classifier_lines(reports)
@@ -244,7 +277,14 @@ def render_markdown(reports: Sequence[RunReport]) -> str:
         "## Capability counts (paper 001, Table 5)\n",
         table5_markdown(reports),
     ]
+    usage = usage_table(reports)
+    if usage.rows:
+        legend = "Requests: answered model calls (cache hits included); latency of the requests not from the cache."
+        parts += ["## Run summary\n", to_markdown(usage) + f"\n{legend}\n"]
     notes = [f"- {escape_pipe(r.name)}: {note}" for r in reports for note in r.notes]
+    mixed = mixed_versions(reports)
+    if mixed:
+        notes.append(f"- {mixed_versions_note(mixed)}")
     if notes:
         parts += ["## Notes\n", "\n".join(notes) + "\n"]
     return "\n".join(parts)

@@ -9,10 +9,23 @@ retried on resume.
 Layout of ``<run_dir>/run.sqlite``:
 
 * ``meta(key, value)``: ``format = tooldiag-run``, ``schema_version``, ``config``
-  (the :class:`~tooldiag.trajectory.RunConfig` as JSON), ``created_at`` (Unix seconds as text);
+  (the :class:`~tooldiag.trajectory.RunConfig` as JSON), ``created_at`` (Unix seconds as text),
+  ``writers`` and ``sessions`` (JSON lists, below);
 * ``cases(case_id, category, status, passed, error_type, grade, trajectory, updated_at)``:
   ``status`` is ``done`` or ``error``; ``grade`` is JSON; ``trajectory`` is
   zlib-compressed JSON of :class:`~tooldiag.trajectory.CaseTrajectory`.
+
+Who wrote it: a process that writes (``run``, its resume, ``import``) passes its
+``writer`` versions to :meth:`RunStore.create_or_resume` (``{"tooldiag": "0.1.0",
+"python": "3.11.9", ...}`` plus the suite's own package: the store knows
+none). ``writers`` lists each distinct set once, in the order they first wrote, with
+``first_written_at`` (ISO time); a store from before the key reads as one
+:data:`UNKNOWN_WRITER`, kept first when a newer tooldiag resumes it. ``sessions`` lists
+every writing invocation: ``started_at`` (ISO), ``wall_s``, ``cases`` (rows it stored),
+``errors`` (error rows among them) and ``writer`` (an index into ``writers``). A session
+is updated in the same transaction as each case it stores and once more on
+:meth:`RunStore.close`, so after ``kill -9`` it holds the wall time up to its last stored
+case; a session killed before it stored anything keeps ``cases = 0``.
 
 The store knows no suite: :meth:`RunStore.iter_cases` yields cases in plain ``case_id``
 string order unless the caller gives a ``sort_key`` (a suite that numbers its cases
@@ -22,10 +35,13 @@ passes its own id order, so that case 2 comes before case 10). Files are opened 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
+import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +56,14 @@ HEADER = sqlite.Header(format_key="format", format=FORMAT, version_key="schema_v
 
 #: Orders case ids for :meth:`RunStore.iter_cases`: any function of one id returning a sortable value.
 SortKey = Callable[[str], Any]
+
+#: Meta keys of the writer record (module docstring).
+WRITERS_KEY = "writers"
+SESSIONS_KEY = "sessions"
+#: The writer of a store written before tooldiag recorded writers.
+UNKNOWN_WRITER: dict[str, Any] = {"unknown": True}
+#: A writer's versions: ``{"tooldiag": "0.1.0", "python": "3.11.9", ...}`` (``None``: not installed).
+WriterVersions = Mapping[str, str | None]
 
 _SCHEMA = f"""
 {sqlite.META_TABLE};
@@ -69,6 +93,32 @@ class CaseRecord:
     trajectory: CaseTrajectory
 
 
+def _json_list(text: str | None) -> list[dict[str, Any]]:
+    """A meta row holding a JSON list of objects; anything else (absent, damaged) reads as empty."""
+    if text is None:
+        return []
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _versions_of(writer: Mapping[str, Any]) -> dict[str, Any]:
+    """A writer entry without its time: what makes two writers the same."""
+    return {key: value for key, value in writer.items() if key != "first_written_at"}
+
+
+@dataclass
+class _Session:
+    """The writing session of this process: its index in ``sessions`` and what it stored so far."""
+
+    index: int
+    started: float
+    cases: int = 0
+    errors: int = 0
+
+
 def _config_diff(old: dict, new: dict, prefix: str = "") -> list[str]:
     diffs = []
     for key in sorted(set(old) | set(new)):
@@ -92,6 +142,7 @@ class RunStore:
         self.config = config
         #: The default order of :meth:`iter_cases` (``None``: plain string order of the ids).
         self.sort_key = sort_key
+        self._session: _Session | None = None
 
     # -- opening -----------------------------------------------------------------
     @staticmethod
@@ -152,9 +203,34 @@ class RunStore:
         return cls(run_dir, conn, config, sort_key)
 
     @classmethod
-    def create_or_resume(cls, run_dir: str | Path, config: RunConfig, *, sort_key: SortKey | None = None) -> RunStore:
-        """Start a run in ``run_dir``, or resume the one there if its config matches."""
-        run_dir = Path(run_dir)
+    def create_or_resume(
+        cls,
+        run_dir: str | Path,
+        config: RunConfig,
+        *,
+        sort_key: SortKey | None = None,
+        writer: WriterVersions | None = None,
+    ) -> RunStore:
+        """Start a run in ``run_dir``, or resume the one there if its config matches.
+
+        ``writer`` (the writing process's versions, :func:`tooldiag.versions.writer_versions`)
+        is added to ``writers`` when new and starts a session (module docstring); without it
+        the store records no writer.
+        """
+        store, created = cls._create_or_resume(Path(run_dir), config, sort_key)
+        if writer is not None:
+            try:
+                store._begin_session(writer, created=created)
+            except sqlite3.Error as exc:
+                store.close()
+                raise StoreError(
+                    f"cannot write to {store.run_dir / DB_NAME} ({exc})", hint="check the folder"
+                ) from None
+        return store
+
+    @classmethod
+    def _create_or_resume(cls, run_dir: Path, config: RunConfig, sort_key: SortKey | None) -> tuple[RunStore, bool]:
+        """The store and whether it was created now."""
         path = run_dir / DB_NAME
         if path.exists():
             store = cls.open(run_dir, sort_key=sort_key)
@@ -168,7 +244,7 @@ class RunStore:
             if config != store.config:
                 store._set_meta("config", config.model_dump_json())
                 store.config = config
-            return store
+            return store, False
         if run_dir.exists() and not run_dir.is_dir():
             raise StoreError(f"{run_dir} is a file, not a folder", hint="give a folder path for --run-dir")
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -186,13 +262,70 @@ class RunStore:
                 )
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot create a run store at {path} ({exc})", hint="check the folder") from None
-        return cls(run_dir, conn, config, sort_key)
+        return cls(run_dir, conn, config, sort_key), True
 
     def _set_meta(self, key: str, value: str) -> None:
         with self._lock, self._conn:
             sqlite.write_meta(self._conn, {key: value})
 
+    @contextmanager
+    def _write_transaction(self) -> Iterator[None]:
+        """One ``BEGIN IMMEDIATE`` transaction: a read-modify-write of meta no other writer interleaves."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._conn.rollback()
+                raise
+            self._conn.commit()
+
+    def _begin_session(self, writer: WriterVersions, *, created: bool) -> None:
+        """Record ``writer`` (when new) and open this process's session; a store not ``created``
+        now that has no ``writers`` row was written before writers were recorded."""
+        now = sqlite.iso_time()
+        with self._write_transaction():
+            meta = sqlite.read_meta(self._conn)
+            writers = _json_list(meta.get(WRITERS_KEY))
+            if WRITERS_KEY not in meta and not created:
+                writers = [dict(UNKNOWN_WRITER)]
+            versions = dict(writer)
+            index = next((i for i, known in enumerate(writers) if _versions_of(known) == versions), None)
+            if index is None:
+                writers.append({**versions, "first_written_at": now})
+                index = len(writers) - 1
+            sessions = _json_list(meta.get(SESSIONS_KEY))
+            sessions.append({"started_at": now, "wall_s": 0.0, "cases": 0, "errors": 0, "writer": index})
+            sqlite.write_meta(self._conn, {WRITERS_KEY: json.dumps(writers), SESSIONS_KEY: json.dumps(sessions)})
+        self._session = _Session(index=len(sessions) - 1, started=time.perf_counter())
+
+    def _update_session(self) -> None:
+        """Write this session's counts and wall time so far; the caller holds a write transaction."""
+        session = self._session
+        if session is None:
+            return
+        sessions = _json_list(sqlite.meta_value(self._conn, SESSIONS_KEY))
+        if session.index >= len(sessions):
+            return  # the row was replaced under us: nothing sensible to update
+        sessions[session.index].update(
+            wall_s=round(time.perf_counter() - session.started, 3), cases=session.cases, errors=session.errors
+        )
+        sqlite.write_meta(self._conn, {SESSIONS_KEY: json.dumps(sessions)})
+
+    def save_session(self) -> None:
+        """Write this session's wall time up to now (also done by :meth:`close`); a no-op
+        without a session, and never fatal: the time up to the last stored case is on disk."""
+        if self._session is None:
+            return
+        try:
+            with self._write_transaction():
+                self._update_session()
+        except sqlite3.Error:
+            pass
+
     def close(self) -> None:
+        self.save_session()
+        self._session = None
         self._conn.close()
 
     def __enter__(self) -> RunStore:
@@ -222,6 +355,10 @@ class RunStore:
                     sqlite.unix_time(),
                 ),
             )
+            if self._session is not None:  # in the case's own transaction: a kill leaves them consistent
+                self._session.cases += 1
+                self._session.errors += int(grade is None)
+                self._update_session()
 
     # -- reading -----------------------------------------------------------------
     def finished_ids(self) -> set[str]:
@@ -280,6 +417,27 @@ class RunStore:
                 (case_id,),
             ).fetchone()
         return None if row is None else self._record(row)
+
+    def writers(self) -> list[dict[str, Any]]:
+        """Who wrote this store (module docstring); ``[UNKNOWN_WRITER]`` when none was recorded
+        (a store from before the key, or one created without a ``writer``)."""
+        with self._lock:
+            writers = _json_list(sqlite.meta_value(self._conn, WRITERS_KEY))
+        return writers or [dict(UNKNOWN_WRITER)]
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """Every writing invocation (module docstring); empty for a store from before the key."""
+        with self._lock:
+            return _json_list(sqlite.meta_value(self._conn, SESSIONS_KEY))
+
+    def created_at(self) -> float | None:
+        """When the store was created (Unix seconds), ``None`` if the row is unreadable."""
+        with self._lock:
+            text = sqlite.meta_value(self._conn, "created_at")
+        try:
+            return None if text is None else float(text)
+        except ValueError:
+            return None
 
     def count(self) -> int:
         with self._lock:

@@ -14,28 +14,36 @@ the typed case notes the runner and the importer store, and hands plain
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from tooldiag.classify import ActionClass, Classifier, classify_batch, get_classifier
-from tooldiag.classify.provenance import CountingClassifier
+from tooldiag.classify.provenance import ClassifierSummary, CountingClassifier
 from tooldiag.metrics.gar import CaseObservation, Thresholds
+from tooldiag.models.retry import public_url
 from tooldiag.report import RunReport, build_report, table1_markdown, write_report_files
 from tooldiag.store import RunStore
+from tooldiag.store.usage import usage_summary
 from tooldiag.suites.bfcl import CATEGORIES
 from tooldiag.suites.bfcl.gold import BfclCaseNotes, bfcl_gold_turns, gold_class
 from tooldiag.suites.bfcl.ids import case_id_order
+from tooldiag.suites.bfcl.writer import BFCL_DISTRIBUTION
+from tooldiag.versions import distribution_version, tooldiag_version
 
 
-def observations_from_store(store: Any, classifier: Classifier) -> tuple[list[CaseObservation], bool, list[str]]:
+def observations_from_store(
+    store: Any, classifier: Classifier, records: Sequence[Any] | None = None
+) -> tuple[list[CaseObservation], bool, list[str]]:
     """Case observations of a :class:`tooldiag.store.RunStore`, whether a text channel
-    exists, and notes for the reader (skipped categories).
+    exists, and notes for the reader (skipped categories). ``records`` (the store's
+    :meth:`~tooldiag.store.RunStore.iter_cases`, already read) saves reading it again.
 
     The text channel is missing only for imported runs in which no model emission
     carries any text (handlers that saved every text reply as ``[]``); a live run
     always records text. ``config.import_info["text_channel"]`` overrides the guess.
     """
-    records = list(store.iter_cases())
+    records = list(store.iter_cases()) if records is None else list(records)
     items: list[tuple[Any, bool]] = []
     any_text = False
     for record in records:
@@ -96,6 +104,37 @@ def run_name(config: Any, run_dir: Path) -> str:
     return f"{name} +{probe}" if probe else name
 
 
+def public_config(config: Any) -> dict[str, Any]:
+    """The run config as JSON, with :func:`public_url` applied to ``base_url`` (the config holds
+    no key: the key's environment variable is never stored)."""
+    data: dict[str, Any] = config.model_dump(mode="json")
+    data["base_url"] = public_url(data.get("base_url"))
+    return data
+
+
+def _iso(unix: float | None) -> str | None:
+    return None if unix is None else datetime.fromtimestamp(unix, UTC).isoformat(timespec="seconds")
+
+
+def run_provenance(store: Any, classifier: ClassifierSummary) -> dict[str, Any]:
+    """The provenance block of one run's report (docs/evidence.md, "Provenance")."""
+    return {
+        "tooldiag": tooldiag_version(),
+        "bfcl_eval": distribution_version(BFCL_DISTRIBUTION),
+        "writers": store.writers(),
+        "classifier": {
+            "scheme": classifier.scheme,
+            "cue_digest": classifier.cue_digest,
+            "cue_files": list(classifier.cue_files),
+            "judge": classifier.judge,
+            "prompt_version": classifier.prompt_version,
+        },
+        "config": public_config(store.config),
+        "store_created_at": _iso(store.created_at()),
+        "report_created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
 def report_from_run_dir(
     run_dir: Path,
     classifier: Classifier,
@@ -107,8 +146,10 @@ def report_from_run_dir(
     store = RunStore.open(run_dir, sort_key=case_id_order)
     counting = CountingClassifier(classifier)  # the report names the classifier and what it could not read
     try:
-        cases, text_channel, notes = observations_from_store(store, counting)
-        return build_report(
+        records = list(store.iter_cases())
+        cases, text_channel, notes = observations_from_store(store, counting, records)
+        summary = counting.summary()
+        report = build_report(
             name or run_name(store.config, Path(run_dir)),
             cases,
             scheme=classifier.name,
@@ -117,8 +158,11 @@ def report_from_run_dir(
             thresholds=thresholds,
             notes=notes,
             category_order=CATEGORIES,  # the paper's column order is BFCL's own
-            classifier=counting.summary(),
+            classifier=summary,
         )
+        report.provenance = run_provenance(store, summary)
+        report.usage = usage_summary(store, records)
+        return report
     finally:
         store.close()
 

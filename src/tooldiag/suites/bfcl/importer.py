@@ -418,7 +418,8 @@ def import_bfcl_results(
     Example: ``import_bfcl_results("result/Salesforce_Llama-xLAM-2-8b-fc-r", "xlam-2-8b", "runs/xlam")``.
     """
     from tooldiag.store import RunStore
-    from tooldiag.suites.bfcl.runner import RunSummary, advance_case
+    from tooldiag.suites.bfcl.runner import RunSummary, advance_case, usage_now
+    from tooldiag.suites.bfcl.writer import bfcl_writer
 
     progress = progress or NullProgress()
     started = time.perf_counter()
@@ -427,7 +428,7 @@ def import_bfcl_results(
             "--model-name is empty", hint="name the model the results belong to, e.g. --model-name xlam-2-8b"
         )
     plan = plan or plan_import(result_dir, layout)
-    store = RunStore.create_or_resume(run_dir, import_config(plan, model_name))
+    store = RunStore.create_or_resume(run_dir, import_config(plan, model_name), writer=bfcl_writer())
     try:
         finished = store.finished_ids()
         total = len(plan.case_ids)
@@ -452,6 +453,7 @@ def import_bfcl_results(
             ran=len(todo),
             skipped=total - len(todo),
             wall_s=time.perf_counter() - started,
+            usage=usage_now(store),
         )
     finally:
         store.close()

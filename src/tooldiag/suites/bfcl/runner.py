@@ -19,13 +19,16 @@ from pathlib import Path
 from tooldiag.errors import ModelCallError, UserError
 from tooldiag.models.base import ModelBackend, ModelOptions
 from tooldiag.models.registry import resolve_model
+from tooldiag.models.retry import public_url
 from tooldiag.runner import ERROR_LABEL, NullProgress, ProgressSink, run_pool
 from tooldiag.store import RunStore
+from tooldiag.store.usage import UsageSummary, usage_summary
 from tooldiag.suites.bfcl import CATEGORIES
 from tooldiag.suites.bfcl.data import BfclCase, load_cases
 from tooldiag.suites.bfcl.decode import convert_to_function_call
 from tooldiag.suites.bfcl.grader import grade_result
 from tooldiag.suites.bfcl.rollout import Probe, bfcl_result, case_notes, run_rollout
+from tooldiag.suites.bfcl.writer import bfcl_writer
 from tooldiag.trajectory import CaseTrajectory, GenerationConfig, Grade, RunConfig
 
 
@@ -44,6 +47,8 @@ class RunSummary:
     #: Cases whose request the server rejected, graded ``inference_error`` as BFCL does.
     inference_errors: list[str] = field(default_factory=list)
     wall_s: float = 0.0
+    #: What the whole run cost so far (every session), from the store.
+    usage: UsageSummary | None = None
 
     def categories(self) -> list[str]:
         """The categories of the run, in BFCL's order (the summary table's rows)."""
@@ -60,6 +65,12 @@ def grade_trajectory(case: BfclCase, trajectory: CaseTrajectory) -> Grade:
     """Grade one of our own rollouts through BFCL's pipeline (FC decoder)."""
     grade, _ = grade_result(case, bfcl_result(trajectory), convert_to_function_call)
     return grade
+
+
+def usage_now(store: RunStore) -> UsageSummary:
+    """The run summary of ``store`` with this session's wall time saved up to now (the end of a run)."""
+    store.save_session()
+    return usage_summary(store)
 
 
 def select_cases(config: RunConfig) -> list[BfclCase]:
@@ -162,7 +173,7 @@ def prepare_run(config: RunConfig, run_dir: str | Path, options: ModelOptions | 
     options = options or ModelOptions()
     cases = select_cases(config)
     model = resolve_model(config.model, options)
-    store = RunStore.create_or_resume(run_dir, config)
+    store = RunStore.create_or_resume(run_dir, config, writer=bfcl_writer())
     return PreparedRun(config, Path(run_dir), cases, model, store, options)
 
 
@@ -201,6 +212,7 @@ async def execute_run(
             errors=errors,
             inference_errors=rejected,
             wall_s=time.perf_counter() - started,
+            usage=usage_now(store),
         )
     finally:
         store.close()
@@ -247,7 +259,7 @@ def run_bfcl(
         case_ids=ids,
         limit=limit,
         generation=generation or GenerationConfig(),
-        base_url=options.base_url,
+        base_url=public_url(options.base_url),  # the store keeps no user:pass@ or ?key= (options keep them)
         probe=probe,
     )
     probe_factory = None
