@@ -28,8 +28,11 @@ from tooldiag.classify import get_classifier
 from tooldiag.metrics.gar import Thresholds
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from tooldiag.classify import Classifier
     from tooldiag.diagnose.log import InvalidLine
+    from tooldiag.metrics.cases import CaseRow
     from tooldiag.models.base import ModelBackend, ModelOptions
     from tooldiag.report.model import RunReport
     from tooldiag.report.transcript import Transcript
@@ -173,6 +176,66 @@ def show_case(input: str | Path, case_id: str, classifier: Classifier | str | No
     from tooldiag.suites.bfcl.transcript import bfcl_transcript
 
     return bfcl_transcript(path, case_id, _classifier_of(classifier))
+
+
+# -- the evidence: one row per case, DataFrames ----------------------------------------------
+def case_rows(
+    inputs: str | Path | Sequence[str | Path],
+    classifier: Classifier | str | None = None,
+    *,
+    verdicts: Iterable[str] | None = None,
+    categories: Iterable[str] | None = None,
+    classes: Iterable[str] | None = None,
+) -> list[CaseRow]:
+    """``tooldiag cases``: one :class:`~tooldiag.metrics.cases.CaseRow` per case of every input, filtered.
+
+    ``inputs``: BFCL run directories (``run bfcl`` / ``import bfcl``, probe runs included)
+    and agent logs (``.jsonl``, the ``diagnose`` format); :data:`tooldiag.suites.cases.CASE_SOURCES`
+    lists the kinds. ``verdicts`` (masked, execution_failure, ok, fail, ungraded),
+    ``categories`` and ``classes`` (emitted at any turn) keep the rows that match; an
+    unknown name is a :class:`~tooldiag.errors.UserError`, never an empty answer.
+    """
+    from tooldiag.report.cases import CaseFilter
+    from tooldiag.suites.cases import rows_from_inputs
+
+    chosen = CaseFilter.of(verdicts, categories, classes)  # names checked before anything is read
+    rows = rows_from_inputs(_paths(inputs), _classifier_of(classifier))
+    chosen.check_categories(rows)
+    return chosen.apply(rows)
+
+
+def load_cases(inputs: str | Path | Sequence[str | Path], classifier: Classifier | str | None = None) -> pd.DataFrame:
+    """The case rows of ``inputs`` (as :func:`case_rows`) as a DataFrame, one row per case.
+
+    Columns (docs/evidence.md, "DataFrames and Parquet"): run, case_id, category,
+    gold_class, classes (per turn the list of emission classes), n_turns, n_emissions,
+    gold_hit, passed (nullable boolean), error_type, verdict, errored, then any suite extras.
+    """
+    from tooldiag.report.frames import cases_frame
+
+    return cases_frame(case_rows(inputs, classifier))
+
+
+def load_report(
+    run_dirs: str | Path | Sequence[str | Path], classifier: Classifier | str | None = None
+) -> pd.DataFrame:
+    """The calibration profile of each input as a DataFrame: one row per run and category.
+
+    The columns of ``tooldiag report --format csv`` (:func:`tooldiag.report.render.tidy_table`),
+    numbers as numbers (percentages 0-100, missing as ``None``/NaN), ``flags`` as a list.
+    BFCL run directories and agent logs are read as by :func:`case_rows`.
+    """
+    from tooldiag.report.frames import report_frame
+    from tooldiag.suites.cases import reports_from_inputs
+
+    return report_frame(reports_from_inputs(_paths(run_dirs), _classifier_of(classifier)))
+
+
+def _paths(inputs: str | Path | Sequence[str | Path]) -> list[Path]:
+    """One path or several: a lone string is one input, never a sequence of characters."""
+    if isinstance(inputs, (str, Path)):
+        return [Path(inputs)]
+    return [Path(p) for p in inputs]
 
 
 # -- agent logs and tau2 -------------------------------------------------------------------

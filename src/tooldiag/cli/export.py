@@ -1,56 +1,44 @@
-"""``tooldiag export``: a stored run as JSONL (one case per line) or BFCL result files."""
+"""``tooldiag export``: a stored run as JSONL (one case per line), Parquet (one row per case) or BFCL result files."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-
-def case_json(record) -> dict[str, Any]:
-    """The documented export shape of one stored case."""
-    traj = record.trajectory
-    return {
-        "case_id": record.case_id,
-        "category": record.category,
-        "status": record.status,
-        "passed": record.passed,
-        "error_type": record.error_type,
-        "error_message": record.grade.error_message if record.grade else traj.inference_error,
-        "turns": [
-            [
-                {
-                    "text": step.emission.text,
-                    "tool_calls": [
-                        {"name": call.name, "arguments": call.arguments, "raw_arguments": call.raw_arguments}
-                        for call in step.emission.tool_calls
-                    ],
-                    "reasoning": step.emission.reasoning,
-                    "injected": step.emission.injected,
-                    "tool_results": step.tool_results,
-                }
-                for step in turn.steps
-            ]
-            for turn in traj.turns
-        ],
-    }
+from tooldiag.cli.classify import CueFiles, Judge, resolve_classifier_options
+from tooldiag.cli.report import Scheme
 
 
 def export_command(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
     format: Annotated[
-        str, typer.Option("--format", "-f", help="jsonl (one case per line) or bfcl (BFCL result files in --out).")
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            help="jsonl (one case per line), parquet (one row per case, as `tooldiag cases`; needs --out) "
+            "or bfcl (BFCL result files in --out).",
+        ),
     ] = "jsonl",
     out: Annotated[
-        Path | None, typer.Option("--out", help="Output file (jsonl; default stdout) or folder (bfcl).")
+        Path | None, typer.Option("--out", help="Output file (jsonl, parquet; jsonl default stdout) or folder (bfcl).")
     ] = None,
+    scheme: Scheme = "default",
+    cues: CueFiles = None,
+    judge: Judge = None,
 ) -> None:
-    """Export a run as JSONL (one case per line) or as BFCL result files.
+    """Export a run as JSONL (one case per line), Parquet (one row per case) or BFCL result files.
 
-    Each JSONL line has case_id, category, status, passed, error_type and turns (per turn a
-    list of emissions with text and tool_calls [{name, arguments}]).
+    Each JSONL line has case_id, category, status, passed, error_type, error_message and turns
+    (per turn a list of emissions with text, tool_calls [{name, arguments}], tool_results and
+    action_class), user_messages (per turn [{role, content}]), and the case's gold_class,
+    gold_hit and verdict (masked, execution_failure, ok, fail, ungraded: see `tooldiag cases`).
+    Classes are the --scheme's (default: default).
+
+    Example: tooldiag export runs/qwen3 --out qwen3.jsonl
     """
     from tooldiag.errors import UserError
     from tooldiag.store import RunStore
@@ -60,10 +48,20 @@ def export_command(
     try:
         if format == "jsonl":
             from tooldiag.cli.io import JSONL_OUT, open_out
+            from tooldiag.suites.bfcl.export import export_cases
 
+            cases = export_cases(store, resolve_classifier_options(scheme, cues, judge))
             with open_out(out, JSONL_OUT) as handle:
-                for record in store.iter_cases():
-                    handle.write(json.dumps(case_json(record), ensure_ascii=False) + "\n")
+                for case in cases:
+                    handle.write(json.dumps(case, ensure_ascii=False) + "\n")
+        elif format == "parquet":
+            from tooldiag.report.frames import cases_frame, write_parquet
+            from tooldiag.suites.bfcl.export import export_case_rows
+
+            if out is None:
+                raise UserError("--format parquet writes a binary file", hint="add --out FILE.parquet")
+            write_parquet(cases_frame(export_case_rows(store, resolve_classifier_options(scheme, cues, judge))), out)
+            typer.echo(f"wrote {out}", err=True)
         elif format == "bfcl":
             if out is None:
                 raise UserError("--format bfcl writes a folder", hint="add --out FOLDER")
@@ -82,7 +80,7 @@ def export_command(
                 ) from None
             typer.echo("\n".join(str(p) for p in paths))
         else:
-            raise UserError(f"unknown export format {format!r}", hint="use --format jsonl or --format bfcl")
+            raise UserError(f"unknown export format {format!r}", hint="use --format jsonl, parquet or bfcl")
     finally:
         store.close()
 

@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "tooldiag.cli.import_",
     "tooldiag.cli.export",
     "tooldiag.cli.report",
+    "tooldiag.cli.cases",
     "tooldiag.cli.show",
     "tooldiag.cli.classify",
     "tooldiag.cli.diagnose",

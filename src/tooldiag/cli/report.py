@@ -20,7 +20,9 @@ from tooldiag.cli.classify import (
     resolve_classifier_options,
 )
 
-Format = Annotated[str, typer.Option("--format", "-f", help="md, csv, json or latex.")]
+Format = Annotated[
+    str, typer.Option("--format", "-f", help="md, csv, json, latex, or parquet (the csv's tidy table; needs --out).")
+]
 Out = Annotated[
     Path | None, typer.Option("--out", "-o", help="Write to this file instead of standard output.", dir_okay=False)
 ]
@@ -82,12 +84,17 @@ def thresholds_from(masking_pp: float, execution_failure_pp: float, t_cap: int, 
     )
 
 
-def check_format(fmt: str) -> None:
+#: ``--format parquet``: the tidy table of ``--format csv`` (one row per run and category) as a Parquet file.
+PARQUET = "parquet"
+
+
+def check_format(fmt: str, extra: tuple[str, ...] = ()) -> None:
+    """``fmt`` is a text format of the renderers, or one of the command's ``extra`` ones (report: parquet)."""
     from tooldiag.errors import UserError
     from tooldiag.report.render import FORMATS
 
-    if fmt not in FORMATS:
-        raise UserError(f"unknown format {fmt!r}", hint="use one of: " + ", ".join(FORMATS))
+    if fmt not in (*FORMATS, *extra):
+        raise UserError(f"unknown format {fmt!r}", hint="use one of: " + ", ".join((*FORMATS, *extra)))
 
 
 def report_command(
@@ -122,7 +129,15 @@ def report_command(
     from tooldiag.cli.io import write_out
     from tooldiag.report.render import render
 
-    check_format(fmt)
+    check_format(fmt, (PARQUET,))
+    if fmt == PARQUET and baseline:
+        from tooldiag.errors import UserError
+
+        raise UserError("--format parquet writes the report's tidy table, not probe shifts", hint="drop --baseline")
+    if fmt == PARQUET and out is None:
+        from tooldiag.errors import UserError
+
+        raise UserError("--format parquet writes a binary file", hint="add --out FILE.parquet")
     classifier = resolve_classifier_options(
         scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
         judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
@@ -141,6 +156,12 @@ def report_command(
         run_dirs, classifier, thresholds=thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence)
     )
     print_classifier_warnings([report.classifier for report in reports])
+    if fmt == PARQUET:
+        from tooldiag.report.frames import report_frame, write_parquet
+
+        write_parquet(report_frame(reports), out)
+        typer.echo(f"wrote {out}", err=True)
+        return
     write_out(render(reports, fmt), out)
 
 

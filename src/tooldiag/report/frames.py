@@ -22,6 +22,9 @@ from tooldiag.report.table import BLANK, Table, json_value
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tooldiag.metrics.cases import CaseRow
+    from tooldiag.report.model import RunReport
+
 _SCALARS = (str, int, float, bool)
 
 
@@ -83,3 +86,58 @@ def write_parquet(frame: pd.DataFrame, out: Path | None, *, what: str = "--forma
         raise UserError("writing Parquet needs pyarrow", hint="pip install pyarrow") from None
     except OSError as exc:
         raise UserError(f"{out}: cannot write ({exc.strerror or exc})", hint="choose a writable --out path") from None
+
+
+#: Columns of :func:`cases_frame`, in order (docs/evidence.md, "DataFrames and Parquet"); a suite's
+#: extra columns (tau2: the write event) follow them.
+CASE_FRAME_COLUMNS = (
+    "run",
+    "case_id",
+    "category",
+    "gold_class",
+    "classes",
+    "n_turns",
+    "n_emissions",
+    "gold_hit",
+    "passed",
+    "error_type",
+    "verdict",
+    "errored",
+)
+
+
+def cases_frame(rows: Sequence[CaseRow]) -> pd.DataFrame:
+    """One row per case (:class:`~tooldiag.metrics.cases.CaseRow`): ``classes`` as a list (turns) of lists.
+
+    ``passed`` is pandas' nullable ``boolean`` (``<NA>`` for an ungraded case), so that a
+    column with gaps stays boolean, and a Parquet round trip gives the same dtype back.
+    """
+
+    records = []
+    for row in rows:
+        record = row.to_json()
+        record["n_turns"] = len(row.classes)
+        record["n_emissions"] = sum(len(turn) for turn in row.classes)
+        records.append(record)
+    extras = [key for key in dict.fromkeys(k for r in records for k in r) if key not in CASE_FRAME_COLUMNS]
+    frame = records_frame(records, [*CASE_FRAME_COLUMNS, *extras])
+    frame["passed"] = frame["passed"].astype("boolean")
+    for name in ("gold_hit", "errored"):
+        frame[name] = frame[name].astype(bool)
+    for name in ("n_turns", "n_emissions"):
+        frame[name] = frame[name].astype("int64")
+    return frame
+
+
+def report_frame(reports: Sequence[RunReport]) -> pd.DataFrame:
+    """The tidy report table (one row per run and category; ``tooldiag report --format csv``) as a DataFrame.
+
+    Numbers stay numbers (percentages 0-100, ``None`` where undefined), and ``flags`` is a
+    list of flag names per row rather than the CSV's ``;``-joined text.
+    """
+    from tooldiag.report.render import tidy_table
+
+    table = tidy_table(reports)
+    frame = table_frame(table)
+    frame["flags"] = [list(flags) for flags in table.column("flags")]
+    return frame
