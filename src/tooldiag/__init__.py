@@ -25,9 +25,12 @@ _FRONT_DOOR = (
     "judgebench_analyze",
     "judgebench_judge",
     "judgebench_predict",
+    "load_judgebench",
+    "load_tau2",
     "probe_report",
     "report_runs",
     "run_bfcl",
+    "tau2_cases",
     "tau2_diagnose",
 )
 
