@@ -22,10 +22,11 @@ if TYPE_CHECKING:
 PARQUET_SUFFIX = ".parquet"
 
 
-def check_parquet_out(out: Path | None, what: str = "--format parquet") -> Path:
-    """``out``, or the error :func:`tooldiag.report.frames.write_parquet` gives without it."""
+def check_parquet_out(out: Path | None, what: str = "--format parquet", flag: str = "--out") -> Path:
+    """``out``, or the error :func:`tooldiag.report.frames.write_parquet` gives without it (``flag``: the
+    command's name for its output option)."""
     if out is None:
-        raise UserError(f"{what} writes a binary file", hint="add --out FILE.parquet")
+        raise UserError(f"{what} writes a binary file", hint=f"add {flag} FILE.parquet")
     return out
 
 
