@@ -27,11 +27,14 @@ _FRONT_DOOR = (
     "judgebench_judge",
     "judgebench_predict",
     "load_cases",
+    "load_judgebench",
     "load_report",
+    "load_tau2",
     "probe_report",
     "report_runs",
     "run_bfcl",
     "show_case",
+    "tau2_cases",
     "tau2_diagnose",
 )
 

@@ -279,6 +279,76 @@ def tau2_diagnose(
     )
 
 
+def tau2_cases(
+    results: Iterable[str | Path],
+    classifier: Classifier | str | None = None,
+    *,
+    unit: str = "simulation",
+    verdicts: Iterable[str] | None = None,
+    categories: Iterable[str] | None = None,
+    judge: str | None = None,
+    judge_options: ModelOptions | None = None,
+    concurrency: int = 8,
+    window: int = 10,
+    tasks_file: str | Path | None = None,
+    ask_ids: Mapping[str, set[str]] | None = None,
+) -> list[CaseRow]:
+    """``tooldiag tau2 cases``: the rows behind Tables 2 (``unit="simulation"``) and 3 (``unit="write"``).
+
+    ``verdicts`` / ``categories`` keep only the rows with one of them; ``classifier``
+    (a scheme name or object) replaces the multi-label reading of the agent's messages
+    (docs/tau2.md, "Cases"). The other options are :func:`tau2_diagnose`'s.
+    """
+    from tooldiag.suites.tau2.cases import check_unit, check_verdicts, filter_rows, tau2_case_rows
+
+    check_unit(unit)
+    chosen = check_verdicts(verdicts)
+    rows = tau2_case_rows(
+        [Path(p) for p in results],
+        None if classifier is None else _classifier_of(classifier),
+        unit=unit,
+        judge=judge,
+        judge_options=judge_options,
+        concurrency=concurrency,
+        window=window,
+        tasks_file=tasks_file,
+        ask_ids=ask_ids,
+    )
+    return filter_rows(rows, chosen, categories)
+
+
+def load_tau2(
+    results: Iterable[str | Path],
+    classifier: Classifier | str | None = None,
+    *,
+    table: str = "simulations",
+    judge: str | None = None,
+    judge_options: ModelOptions | None = None,
+    concurrency: int = 8,
+    window: int = 10,
+    tasks_file: str | Path | None = None,
+    ask_ids: Mapping[str, set[str]] | None = None,
+) -> pd.DataFrame:
+    """tau2 results as a DataFrame: ``simulations`` (the rows of :func:`tau2_cases`), ``writes``
+    (one row per write event with its consent verdict), ``classes`` (Table 2 per class:
+    counts, GAR and Acc with their Wilson bounds as fractions, Δ) or ``consent`` (Table 3).
+    Columns: docs/tau2.md, "DataFrames"."""
+    from tooldiag.suites.tau2.cases import tau2_evidence, tau2_frame, tau2_table
+
+    name = tau2_table(table)
+    evidence = tau2_evidence(
+        [Path(p) for p in results],
+        None if classifier is None else _classifier_of(classifier),
+        judge=judge,
+        judge_options=judge_options,
+        concurrency=concurrency,
+        window=window,
+        tasks_file=tasks_file,
+        ask_ids=ask_ids,
+    )
+    return tau2_frame(evidence, name)
+
+
 # -- AgentJudgeBench (paper 000) -------------------------------------------------------------
 def judgebench_predict(
     run_dir: str | Path,
@@ -433,3 +503,39 @@ def judgebench_analyze(
     if data.frame.empty:
         raise UserError(f"{run_dir} holds no parsed judge verdicts yet", hint="run `tooldiag judgebench judge` first")
     return analyze(data, AnalysisSettings(n_resamples=resamples, seed=seed, workers=workers))
+
+
+def load_judgebench(
+    run_dir: str | Path,
+    table: str = "judgements",
+    *,
+    scorer: str = "released",
+    resamples: int = 2000,
+    seed: int = 42,
+    workers: int = 2,
+) -> pd.DataFrame:
+    """A judge-reliability run as a DataFrame.
+
+    ``judgements``: one row per judge x condition x plan (status, the judge's values,
+    the programmatic scores, the record's difficulty and DAG topology, the alignment);
+    read from the store, no bootstrap. ``alignment``: every cell (judge x generator x
+    difficulty x condition) with its alignment and 95 % bootstrap CI, in percent; any
+    other table name of ``tooldiag judgebench analyze`` (``table2``, ``contrasts``,
+    ``inter_judge``, ...) gives that table. Columns: docs/judgebench.md, "DataFrames".
+    """
+    from tooldiag.errors import UserError
+    from tooldiag.suites.judgebench.evaluations import judgement_frame
+    from tooldiag.suites.judgebench.report import JUDGEBENCH_TABLES
+    from tooldiag.suites.judgebench.store import JudgeBenchStore
+
+    if table not in JUDGEBENCH_TABLES:
+        raise UserError(f"unknown judgebench table {table!r}", hint="use one of: " + ", ".join(JUDGEBENCH_TABLES))
+    if table == "judgements":
+        if scorer not in ("released", "schema_aware"):
+            raise UserError(
+                f"--scorer must be released or schema_aware, got {scorer!r}", hint="e.g. scorer='schema_aware'"
+            )
+        with JudgeBenchStore(Path(run_dir), create=False) as store:
+            return judgement_frame(store, schema_aware=scorer == "schema_aware")
+    report = judgebench_analyze(run_dir, scorer=scorer, resamples=resamples, seed=seed, workers=workers)
+    return report.tables["cells" if table == "alignment" else table].reset_index(drop=True)

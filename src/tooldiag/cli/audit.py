@@ -55,7 +55,14 @@ def import_command(
 @audit_app.command("report")
 def report_command(
     run_dir: Annotated[Path, typer.Argument(help="BFCL run holding imported audit labels.")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="md or json.")] = "md",
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            help="md, json, or parquet (needs --out: FILE.parquet gets the per-class table, a folder every table).",
+        ),
+    ] = "md",
     out: Out = None,
     scheme: Scheme = "default",
     cues: CueFiles = None,
@@ -75,10 +82,14 @@ def report_command(
     from tooldiag.cli.io import write_out
     from tooldiag.suites.bfcl.audit_report import AUDIT_FORMATS, render_audit_report
 
-    if fmt not in AUDIT_FORMATS:
+    if fmt not in (*AUDIT_FORMATS, "parquet"):
         from tooldiag.errors import UserError
 
-        raise UserError(f"unknown format {fmt!r}", hint="use one of: " + ", ".join(AUDIT_FORMATS))
+        raise UserError(f"unknown format {fmt!r}", hint="use one of: " + ", ".join((*AUDIT_FORMATS, "parquet")))
+    if fmt == "parquet":
+        from tooldiag.report.table_files import check_parquet_out
+
+        check_parquet_out(out)
     classifier = resolve_classifier_options(
         scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
         judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
@@ -86,6 +97,13 @@ def report_command(
     report = api.audit_report(run_dir, classifier)
     for warning in report.classifier.warnings() if report.classifier else ():
         typer.echo(f"warning: {warning}", err=True)
+    if fmt == "parquet":
+        from tooldiag.report.table_files import write_parquet_tables
+        from tooldiag.suites.bfcl.audit_report import MAIN_AUDIT_TABLE, audit_frames
+
+        for path in write_parquet_tables(audit_frames(report), out, main=MAIN_AUDIT_TABLE):
+            typer.echo(f"wrote {path}", err=True)
+        return
     write_out(render_audit_report(report, fmt), out)
 
 

@@ -95,6 +95,20 @@ EvalFormat = Annotated[
 #: Output formats of ``--evaluate``.
 EVALUATE_FORMATS = ("md", "json")
 
+_EvaluateFormat = Annotated[
+    str | None,
+    typer.Option(
+        "--format",
+        "-f",
+        help="Output of --evaluate: md (tables, the default), json, or parquet (needs --out: FILE.parquet gets "
+        "the per-class scores, a folder also the confusion matrices).",
+    ),
+]
+_EvaluateOut = Annotated[
+    Path | None,
+    typer.Option("--out", "-o", help="Where --evaluate --format parquet writes (a FILE.parquet or a folder)."),
+]
+
 
 def resolve_classifier_options(
     scheme: str,
@@ -163,7 +177,8 @@ def classify_command(
             ),
         ),
     ] = False,
-    fmt: EvalFormat = None,
+    fmt: _EvaluateFormat = None,
+    evaluate_out: _EvaluateOut = None,
 ) -> None:
     """Action class of each assistant message in a JSONL file (or - for stdin).
 
@@ -184,8 +199,16 @@ def classify_command(
         raise UserError("give one --scheme (several only with --evaluate)")
     if fmt is not None and not evaluate:
         raise UserError("--format applies to --evaluate", hint="classify writes JSON lines; add --evaluate for tables")
-    if (fmt or "md") not in EVALUATE_FORMATS:
-        raise UserError(f"unknown format {fmt!r}", hint="use one of: " + ", ".join(EVALUATE_FORMATS))
+    if (fmt or "md") not in (*EVALUATE_FORMATS, "parquet"):
+        raise UserError(f"unknown format {fmt!r}", hint="use one of: " + ", ".join((*EVALUATE_FORMATS, "parquet")))
+    if fmt == "parquet":
+        from tooldiag.report.table_files import check_parquet_out
+
+        check_parquet_out(evaluate_out)
+    elif evaluate_out is not None:
+        raise UserError(
+            "--out applies to --evaluate --format parquet", hint="md and json go to stdout; redirect with >"
+        )
     classifiers = [
         resolve_classifier_options(
             name, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
@@ -204,10 +227,12 @@ def classify_command(
         typer.echo(f"classifier: {summary.describe()}", err=True)
         print_classifier_warnings([summary])
         return
-    _evaluate(file, items, classifiers, fmt or "md")
+    _evaluate(file, items, classifiers, fmt or "md", evaluate_out)
 
 
-def _evaluate(file: str, items: Sequence[InputItem], classifiers: Sequence[Classifier], fmt: str) -> None:
+def _evaluate(
+    file: str, items: Sequence[InputItem], classifiers: Sequence[Classifier], fmt: str, out: Path | None = None
+) -> None:
     """``--evaluate``: every classifier against the gold labels, as tables (md) or one JSON object."""
     from tooldiag.classify.classes import parse_action_class
     from tooldiag.classify.provenance import summarize
@@ -222,7 +247,14 @@ def _evaluate(file: str, items: Sequence[InputItem], classifiers: Sequence[Class
     for classifier in classifiers:
         labels, summary = summarize(classifier, pairs)
         results.append((score(classifier.name, gold, labels), summary))
-    if fmt == "json":
+    if fmt == "parquet":
+        from tooldiag.report.classification import MAIN_EVALUATION_TABLE, evaluation_frames
+        from tooldiag.report.table_files import write_parquet_tables
+
+        frames = evaluation_frames([evaluation for evaluation, _ in results])
+        for path in write_parquet_tables(frames, out, main=MAIN_EVALUATION_TABLE):
+            typer.echo(f"wrote {path}", err=True)
+    elif fmt == "json":
         document = {
             "n": len(gold),
             "schemes": [{**evaluation.to_json(), "classifier": summary.to_json()} for evaluation, summary in results],

@@ -225,7 +225,12 @@ def judge_command(
 def analyze_command(
     run_dir: ExistingRunDir,
     out: Annotated[Path | None, typer.Option("--out", help="Report folder (default: RUN_DIR/report).")] = None,
-    formats: Annotated[str, typer.Option("--formats", help="Comma list of md, csv, json.")] = "md,csv,json",
+    formats: Annotated[
+        str,
+        typer.Option(
+            "--formats", help="Comma list of md, csv, json, parquet (tables/<name>.parquet: the tables, typed)."
+        ),
+    ] = "md,csv,json",
     resamples: Annotated[
         int, typer.Option("--resamples", min=10, help="Bootstrap resamples per cell (paper: 2000).")
     ] = 2000,

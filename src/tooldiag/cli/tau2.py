@@ -24,7 +24,13 @@ def diagnose_command(
         typer.Argument(help="tau2 results: .json files (any version) or >=1.0 run folders (data/simulations/<run>/)."),
     ],
     format: Annotated[
-        str, typer.Option("--format", "-f", help="md, csv (one tidy table with a 'section' column) or json.")
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            help="md, csv (one tidy table with a 'section' column), json, or parquet (the csv table, typed; "
+            "needs --out).",
+        ),
     ] = "md",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")] = None,
     judge: Annotated[
@@ -66,8 +72,12 @@ def diagnose_command(
     from tooldiag.suites.tau2.formats import FORMATS, render
     from tooldiag.suites.tau2.tasks import load_ask_ids_file
 
-    if format not in FORMATS:
-        raise UserError(f"unknown format {format!r}", hint=f"use --format {' | '.join(FORMATS)}")
+    if format not in (*FORMATS, "parquet"):
+        raise UserError(f"unknown format {format!r}", hint=f"use --format {' | '.join((*FORMATS, 'parquet'))}")
+    if format == "parquet":
+        from tooldiag.report.table_files import check_parquet_out
+
+        check_parquet_out(out)
     options = None
     if judge is not None:
         from tooldiag.cli.options import build_model_options
@@ -82,7 +92,119 @@ def diagnose_command(
         tasks_file=tasks,
         ask_ids=load_ask_ids_file(ask_ids) if ask_ids else None,
     )
+    if format == "parquet":
+        from tooldiag.report.frames import write_parquet
+        from tooldiag.suites.tau2.formats import report_frame
+
+        write_parquet(report_frame(report), out)
+        typer.echo(f"wrote {out}", err=True)
+        return
     write_out(render(report, format), out)
+
+
+@tau2_app.command("cases")
+def cases_command(
+    results: Annotated[
+        list[Path],
+        typer.Argument(help="tau2 results: .json files (any version) or >=1.0 run folders (data/simulations/<run>/)."),
+    ],
+    unit: Annotated[
+        str,
+        typer.Option(
+            "--unit",
+            help="simulation (one row per simulation and Table 2 class) or write (one row per write-tool call, "
+            "Table 3).",
+        ),
+    ] = "simulation",
+    verdict: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--verdict", help="Keep rows with this verdict: masked, execution_failure, ok, fail, ungraded (repeatable)."
+        ),
+    ] = None,
+    category: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--category",
+            help="Keep rows of this category: tool_call, ask, refuse (simulations) or answer_changed, "
+            "answer_unchanged (writes); repeatable.",
+        ),
+    ] = None,
+    format: Annotated[
+        str, typer.Option("--format", "-f", help="table (terminal), jsonl, csv or parquet (needs --out).")
+    ] = "table",
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")] = None,
+    scheme: Annotated[
+        str | None,
+        typer.Option(
+            "--scheme",
+            help="Classify each agent message with this scheme (default, paper, llm) instead of the multi-label "
+            "reading Table 2 uses.",
+        ),
+    ] = None,
+    judge: Annotated[
+        str | None,
+        typer.Option("--judge", help="LLM consent judge as PROVIDER/MODEL (--unit write): adds its llm_* columns."),
+    ] = None,
+    window: Annotated[
+        int, typer.Option("--window", min=1, help="Dialogue messages before each write shown to the LLM judge.")
+    ] = 10,
+    tasks: Annotated[
+        Path | None, typer.Option("--tasks", help="tau2 tasks.json to use for result files that embed no tasks.")
+    ] = None,
+    ask_ids: Annotated[
+        Path | None,
+        typer.Option("--ask-ids", help="JSON {domain: [task ids]} replacing the shipped ask-required task ids."),
+    ] = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = None,
+    concurrency: Concurrency = 8,
+    no_cache: NoCache = False,
+    max_retries: MaxRetries = 6,
+) -> None:
+    """The rows behind Tables 2 and 3: per simulation (or write) the classes per turn, the gold signal,
+    tau2's pass and the verdict (masked = passed without the gold action).
+
+    Example: tooldiag tau2 cases results.json --verdict masked
+    """
+    from tooldiag.api import tau2_cases
+    from tooldiag.errors import UserError
+    from tooldiag.suites.tau2.cases import CASE_FORMATS, case_rows_frame, check_unit, check_verdicts, render_case_rows
+    from tooldiag.suites.tau2.tasks import load_ask_ids_file
+
+    check_unit(unit)
+    verdicts = check_verdicts(verdict)
+    if format not in CASE_FORMATS:
+        raise UserError(f"unknown format {format!r}", hint="use --format " + " | ".join(CASE_FORMATS))
+    if format == "parquet":
+        from tooldiag.report.table_files import check_parquet_out
+
+        check_parquet_out(out)
+    options = None
+    if judge is not None:
+        from tooldiag.cli.options import build_model_options
+
+        options = build_model_options(base_url, api_key_env, concurrency, no_cache, max_retries)
+    rows = tau2_cases(
+        results,
+        scheme,
+        unit=unit,
+        verdicts=verdicts,
+        categories=category,
+        judge=judge,
+        judge_options=options,
+        concurrency=concurrency,
+        window=window,
+        tasks_file=tasks,
+        ask_ids=load_ask_ids_file(ask_ids) if ask_ids else None,
+    )
+    if format == "parquet":
+        from tooldiag.report.frames import write_parquet
+
+        write_parquet(case_rows_frame(rows, unit), out)
+        typer.echo(f"wrote {out}", err=True)
+        return
+    write_out(render_case_rows(rows, format, unit), out)
 
 
 @tau2_app.command("ask-scan")

@@ -8,10 +8,13 @@ with the shared :class:`~tooldiag.report.table.Table`, so every renderer (md, cs
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from tooldiag.metrics.classification import CLASS_ORDER, Evaluation
 from tooldiag.report.table import BLANK, Column, Table, no_escape, to_markdown
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class Coefficient(NamedTuple):
@@ -69,3 +72,49 @@ def confusion_table(evaluation: Evaluation) -> Table:
 def confusion_markdown(evaluation: Evaluation) -> str:
     """Rows gold, columns predicted."""
     return to_markdown(confusion_table(evaluation), escape=no_escape)
+
+
+#: The table ``classify --evaluate --format parquet --out FILE.parquet`` writes; a folder gets both frames.
+MAIN_EVALUATION_TABLE = "classifier_evaluation"
+
+
+def evaluation_frames(evaluations: Sequence[Evaluation]) -> dict[str, pd.DataFrame]:
+    """The evaluation as tidy DataFrames, rates as fractions (0..1), ``None`` where undefined.
+
+    ``classifier_evaluation``: one row per scheme and class (``scheme, class, support,
+    predicted, true_positive, precision, recall, f1``) with the scheme's ``n, accuracy,
+    kappa, macro_f1`` repeated on each of its rows; ``confusion``: one row per scheme, gold
+    and predicted class with its ``count`` (every pair, zeros included).
+    """
+    from tooldiag.report.frames import records_frame
+
+    scores = [
+        {
+            "scheme": e.scheme,
+            "class": s.action.value,
+            "support": s.support,
+            "predicted": s.predicted,
+            "true_positive": s.true_positive,
+            "precision": s.precision,
+            "recall": s.recall,
+            "f1": s.f1,
+            "n": e.n,
+            "accuracy": e.accuracy,
+            "kappa": e.kappa,
+            "macro_f1": e.macro_f1,
+        }
+        for e in evaluations
+        for s in e.scores
+    ]
+    confusion = [
+        {"scheme": e.scheme, "gold": g.value, "predicted": p.value, "count": e.confusion.get((g, p), 0)}
+        for e in evaluations
+        for g in CLASS_ORDER
+        for p in CLASS_ORDER
+    ]
+    score_columns = ["scheme", "class", "support", "predicted", "true_positive", "precision", "recall", "f1", "n",
+                     "accuracy", "kappa", "macro_f1"]  # fmt: skip
+    return {
+        MAIN_EVALUATION_TABLE: records_frame(scores, score_columns),
+        "confusion": records_frame(confusion, ["scheme", "gold", "predicted", "count"]),
+    }

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tooldiag.classify import ActionClass, Classifier, classify_batch, get_classifier
 from tooldiag.classify.classes import highest_priority
@@ -42,6 +42,9 @@ from tooldiag.suites.bfcl.audit import ADJUDICATED, AuditLabel, Item, item_order
 from tooldiag.suites.bfcl.diagnostic import run_name
 from tooldiag.suites.bfcl.gold import BfclCaseNotes, bfcl_gold_turns
 from tooldiag.suites.bfcl.ids import case_id_order
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Formats of :func:`render_audit_report`.
 AUDIT_FORMATS = ("md", "json")
@@ -338,6 +341,24 @@ def audit_tables(report: AuditReport) -> list[Table]:
         per_class_table(report),
         disagreement_table(report),
     ]
+
+
+#: The table ``--format parquet --out FILE.parquet`` writes (a folder gets every table of :func:`audit_frames`).
+MAIN_AUDIT_TABLE = "classifier_per_class"
+
+
+def audit_frames(report: AuditReport) -> dict[str, pd.DataFrame]:
+    """Every table as a DataFrame, by table key: rates as fractions, kappas as numbers.
+
+    The summary is its record (one row: counts, shares, the raters as a list), since its
+    display rows mix numbers and words in one column.
+    """
+    from tooldiag.report.frames import records_frame, table_frame
+
+    frames = {}
+    for table in audit_tables(report):
+        frames[table.key] = records_frame(table.records) if table.key == "audit_summary" else table_frame(table)
+    return frames
 
 
 def render_audit_report(report: AuditReport, fmt: str = "md") -> str:

@@ -86,3 +86,43 @@ def load_evaluations(store: JudgeBenchStore, *, schema_aware: bool = False) -> E
         judgements=judg[["judge", "generator", "record_id", "difficulty", "condition", "status", "missing"]],
         scorer="schema_aware" if schema_aware else "released",
     )
+
+
+#: Columns of :func:`judgement_frame`, in order.
+JUDGEMENT_COLUMNS = [
+    "judge", "generator", "record_id", "difficulty", "condition", "dag_type", "status", "missing",
+    *L_COLS, *P_COLS, *(f"mu_{m}" for m in METRICS), "alignment",
+]  # fmt: skip
+
+
+def judgement_frame(store: JudgeBenchStore, *, schema_aware: bool = False) -> pd.DataFrame:
+    """One row per stored judge unit (judge x condition x plan), parsed or not.
+
+    ``status`` is ``ok``, ``null`` (unparseable after retries) or ``error`` (infrastructure,
+    retried on resume); ``l_*`` the judge's value per metric (NaN where the reply lacked it),
+    ``missing`` how many it lacked; ``p_*`` the programmatic scores of the plan (NaN when the
+    plan is not usable); ``mu_*`` and ``alignment`` (Eqs. 4a, 4b, in [0, 1]) only for ``ok``
+    rows, computed as the analysis does (a missing metric counts 0). The analysis tables
+    read the ``ok`` rows of this frame (:func:`load_evaluations`).
+    """
+    from tooldiag.metrics.agreement import metric_alignment
+
+    records = store.records()
+    judg = pd.DataFrame(
+        store.judgement_rows(),
+        columns=["judge", "generator", "record_id", "difficulty", "condition", "status", *L_COLS],
+    )
+    judg[L_COLS] = judg[L_COLS].astype(float)
+    judg["missing"] = judg[L_COLS].isna().sum(axis=1).where(judg["status"] == "ok", 0).astype(int)
+    judg["dag_type"] = judg["record_id"].map({rid: r.dag_type for rid, r in records.items()})
+    scores = programmatic_scores(store, schema_aware=schema_aware).drop(columns=["dag_type"])
+    frame = judg.merge(scores, on=KEY, how="left")
+    ok = (frame["status"] == "ok").to_numpy() & frame[P_COLS].notna().all(axis=1).to_numpy()
+    mu = np.full((len(frame), len(METRICS)), np.nan)
+    if ok.any():
+        mu[ok] = metric_alignment(frame.loc[ok, P_COLS].to_numpy(float), frame.loc[ok, L_COLS].to_numpy(float))
+    for i, metric in enumerate(METRICS):
+        frame[f"mu_{metric}"] = mu[:, i]
+    frame["alignment"] = mu.mean(axis=1)
+    frame = frame.sort_values(["judge", "generator", "record_id", "difficulty", "condition"], kind="stable")
+    return frame[JUDGEMENT_COLUMNS].reset_index(drop=True)

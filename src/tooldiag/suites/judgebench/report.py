@@ -41,7 +41,7 @@ from tooldiag.suites.judgebench.reliability import (
     soft_jury_table,
 )
 
-FORMATS = ("md", "csv", "json")
+FORMATS = ("md", "csv", "json", "parquet")
 
 #: Section titles and one-line explanations, in report order.
 SECTIONS: dict[str, tuple[str, str]] = {
@@ -86,6 +86,11 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "attrition": ("Generator attrition", "Empty or unparseable outputs are excluded from judging (Wilson CI)."),
     "nulls": ("Judge nulls", "Replies unparseable after retries: never counted as agreement or disagreement."),
 }
+
+
+#: Tables :func:`tooldiag.load_judgebench` serves: the stored judgements, ``alignment`` (= ``cells``), then every
+#: table of the analysis.
+JUDGEBENCH_TABLES = ("judgements", "alignment", *SECTIONS)
 
 
 def analyze(data: EvaluationData, settings: AnalysisSettings | None = None) -> JudgeBenchReport:
@@ -264,10 +269,14 @@ def write_report(
     formats: tuple[str, ...] = FORMATS,
     title: str = "Judge reliability report",
 ) -> list[Path]:
-    """Write ``report.md``, ``tables/<name>.csv`` and ``report.json`` under ``out_dir``."""
+    """Write ``report.md``, ``tables/<name>.csv``, ``tables/<name>.parquet`` and ``report.json`` under ``out_dir``.
+
+    Parquet (``parquet`` in ``formats``) holds each table as the analysis computed it:
+    numbers as numbers, every column of the DataFrame (what ``tooldiag.load_judgebench`` returns).
+    """
     bad = [f for f in formats if f not in FORMATS]
     if bad:
-        raise UserError(f"unknown report format(s): {', '.join(bad)}", hint="use md, csv, json")
+        raise UserError(f"unknown report format(s): {', '.join(bad)}", hint="use md, csv, json, parquet")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -280,6 +289,14 @@ def write_report(
         for name, table in report.tables.items():
             path = out / "tables" / f"{name}.csv"
             path.write_text(to_csv(frame_table(table, key=name), cells="raw"), "utf-8")
+            written.append(path)
+    if "parquet" in formats:
+        from tooldiag.report.frames import write_parquet
+
+        (out / "tables").mkdir(exist_ok=True)
+        for name, table in report.tables.items():
+            path = out / "tables" / f"{name}.parquet"
+            write_parquet(table.reset_index(drop=True), path)
             written.append(path)
     if "json" in formats:
         path = out / "report.json"

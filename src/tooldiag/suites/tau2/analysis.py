@@ -10,7 +10,9 @@ subsets or trials).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tooldiag.classify import ActionClass
 from tooldiag.errors import UserError
@@ -27,14 +29,67 @@ from tooldiag.suites.tau2.domains import DomainTools, confirmation_rule_in_polic
 from tooldiag.suites.tau2.matching import all_actions_matched, trajectory_calls
 from tooldiag.suites.tau2.reader import ResultsHeader, open_results
 from tooldiag.suites.tau2.report import Agreement, InputSummary, Table3Row, TaskClassSummary, Tau2Report, WriteEvent
-from tooldiag.suites.tau2.schema import SimulationRecord
+from tooldiag.suites.tau2.schema import MessageRecord, SimulationRecord
 from tooldiag.suites.tau2.stats import is_success
 from tooldiag.suites.tau2.tables import Group, SimOutcome, agreement_row, table2_row, table3_rows
 from tooldiag.suites.tau2.tasks import TaskLabels, class_counts, label_tasks, scan_ask_candidates
 
+if TYPE_CHECKING:
+    from tooldiag.classify import Classifier
+
+
+def _is_turn_start(message: MessageRecord) -> bool:
+    """A user message the dialogue counts (as :func:`.dialogue.dialogue` does)."""
+    return message.role == "user" and (message.content is not None or not message.tool_calls)
+
+
+def agent_emissions(
+    messages: list[MessageRecord], classifier: Classifier | None = None
+) -> tuple[set[str], list[tuple[int, str]], list[int]]:
+    """What the agent emitted: the class set of Table 2, every emission in order, and the turn starts.
+
+    The class set (``emitted``) is always the multi-label reading of :func:`.dialogue.emitted_classes`,
+    so Table 2 does not depend on ``classifier``; the per-emission classes use ``classifier``
+    when one is given (one class per message), else the same multi-label reading (``other``
+    for a message without evidence of any class).
+    """
+    emitted: set[str] = set()
+    emissions: list[tuple[int, str]] = []
+    starts: list[int] = []
+    for index, message in enumerate(messages):
+        if _is_turn_start(message):
+            starts.append(index)
+            continue
+        if message.role != "assistant":
+            continue
+        if message.calls:
+            emitted.add(str(ActionClass.TOOL_CALL))
+            emissions.append((index, str(ActionClass.TOOL_CALL)))
+            continue
+        if is_greeting(message, index):
+            continue
+        text = visible_text(message.content)
+        found = emitted_classes(text)
+        emitted.update(str(c) for c in found)
+        if classifier is not None:
+            emissions.append((index, str(classifier(text, False))))
+        elif found:
+            emissions.extend((index, str(c)) for c in ActionClass if c in found)
+        else:
+            emissions.append((index, str(ActionClass.OTHER)))
+    if emissions and (not starts or emissions[0][0] < starts[0]):
+        starts.insert(0, 0)
+    return emitted, emissions, starts
+
 
 def analyze_simulation(
-    sim: SimulationRecord, header: ResultsHeader, labels: TaskLabels, tools: DomainTools, *, window: int
+    sim: SimulationRecord,
+    header: ResultsHeader,
+    labels: TaskLabels,
+    tools: DomainTools,
+    *,
+    window: int,
+    classifier: Classifier | None = None,
 ) -> tuple[SimOutcome, list[WriteEvent]]:
     """Reduce one simulation to its outcome and its write events (deterministic verdicts)."""
     messages = sim.messages
@@ -43,14 +98,7 @@ def analyze_simulation(
     matched, _ = all_actions_matched(task, calls)
     reward = sim.reward_info.reward if sim.reward_info else None
     passed = is_success(reward)
-    emitted: set[str] = set()
-    for index, message in enumerate(messages):
-        if message.role != "assistant":
-            continue
-        if message.calls:
-            emitted.add(str(ActionClass.TOOL_CALL))
-        elif not is_greeting(message, index):
-            emitted.update(str(c) for c in emitted_classes(visible_text(message.content)))
+    emitted, emissions, starts = agent_emissions(messages, classifier)
 
     writes = write_calls(messages, tools.is_write)
     events: list[WriteEvent] = []
@@ -94,8 +142,27 @@ def analyze_simulation(
         wrote=bool(writes),
         transfer_called=any(call.name == tools.transfer for call in calls),
         emitted=frozenset(emitted),
+        simulation_id=sim.id,
+        emissions=tuple(emissions),
+        turn_starts=tuple(starts),
+        source=str(header.path),
     )
     return outcome, events
+
+
+@dataclass
+class Collected:
+    """What one pass over the result files keeps: per group, the outcomes and write events."""
+
+    groups: dict[tuple[str, str, str, bool], Group] = field(default_factory=dict)
+    inputs: list[InputSummary] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    #: The consent rule each results file's policy states (the LLM judge reads it).
+    policy_rules: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def events(self) -> list[WriteEvent]:
+        return [event for group in self.groups.values() for event in group.events]
 
 
 def diagnose(
@@ -113,13 +180,34 @@ def diagnose(
     ``judge``: a ``provider/model`` string for the LLM consent judge (optional);
     ``ask_ids``: ``{domain name: task ids}`` overriding the shipped ask-required ids.
     """
+    collected = collect(paths, window=window, tasks_file=tasks_file, ask_ids=ask_ids)
+    judge_writes(collected, judge, judge_options=judge_options, concurrency=concurrency)
+    return build_report(collected, judge=judge, window=window)
+
+
+def collect(
+    paths: Iterable[str | Path],
+    *,
+    window: int = DEFAULT_WINDOW,
+    tasks_file: str | Path | None = None,
+    ask_ids: Mapping[str, set[str]] | None = None,
+    classifier: Classifier | None = None,
+) -> Collected:
+    """The one pass over the files: every simulation reduced to its outcome and write events.
+
+    ``classifier`` only changes the per-emission classes kept for the evidence rows
+    (:mod:`.cases`); Tables 2 and 3 read the multi-label classes either way.
+    """
     paths = [Path(p) for p in paths]
     if not paths:
         raise UserError("no results given", hint="pass one or more tau2 results files or run folders")
-    groups: dict[tuple[str, str, str, bool], Group] = {}
-    inputs: list[InputSummary] = []
-    warnings: list[str] = []
-    policy_rules: dict[str, str] = {}
+    collected = Collected()
+    groups, inputs, warnings, policy_rules = (
+        collected.groups,
+        collected.inputs,
+        collected.warnings,
+        collected.policy_rules,
+    )
     for path in paths:
         source = open_results(path, tasks_file=tasks_file)
         header = source.header
@@ -149,7 +237,9 @@ def diagnose(
                 warnings.append(f"{where}: simulation {sim.id} already read from another file; skipped")
                 continue
             group.seen.add(sim.id)
-            outcome, events = analyze_simulation(sim, header, labels[sim.task_id], tools, window=window)
+            outcome, events = analyze_simulation(
+                sim, header, labels[sim.task_id], tools, window=window, classifier=classifier
+            )
             group.outcomes.append(outcome)
             group.events.extend(events)
             n_sims += 1
@@ -186,11 +276,23 @@ def diagnose(
                 f"standard {tools.domain} rule"
             )
 
-    all_events = [event for group in groups.values() for event in group.events]
+    return collected
+
+
+def judge_writes(collected: Collected, judge: str | None, *, judge_options=None, concurrency: int = 8) -> None:
+    """Have the LLM consent judge (``provider/model``) decide every write event (sets ``event.llm``)."""
+    all_events = collected.events
     if judge is not None and all_events:
         from tooldiag.suites.tau2.llm_judge import judge_events
 
-        judge_events(all_events, judge, policy_rules, options=judge_options, concurrency=concurrency)
+        judge_events(all_events, judge, collected.policy_rules, options=judge_options, concurrency=concurrency)
+
+
+def build_report(collected: Collected, *, judge: str | None = None, window: int = DEFAULT_WINDOW) -> Tau2Report:
+    """Tables 2 and 3 (and the judges' agreement) of what :func:`collect` kept."""
+    groups, inputs = collected.groups, collected.inputs
+    warnings = list(collected.warnings)
+    all_events = collected.events
     judge_name = f"llm:{judge}" if judge else None
 
     table3: list[Table3Row] = []

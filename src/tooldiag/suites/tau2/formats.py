@@ -8,7 +8,7 @@ JSON is the report model itself.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tooldiag.errors import UserError
 from tooldiag.report.table import (
@@ -22,6 +22,9 @@ from tooldiag.report.table import (
     to_markdown,
 )
 from tooldiag.suites.tau2.report import ClassCell, Rate, Tau2Report
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMATS = ("md", "csv", "json")
 
@@ -319,6 +322,14 @@ def csv_rows(report: Tau2Report) -> list[dict[str, Any]]:
             )
         rows.append(row)
     return rows
+
+
+def report_frame(report: Tau2Report) -> pd.DataFrame:
+    """The tidy table of ``--format csv`` as a DataFrame (``--format parquet``): the same rows and
+    keys, values typed (fractions, counts, booleans; missing as null) instead of text."""
+    from tooldiag.report.frames import records_frame
+
+    return records_frame(csv_rows(report))
 
 
 def render_csv(report: Tau2Report) -> str:

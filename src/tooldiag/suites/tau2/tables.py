@@ -31,6 +31,17 @@ class SimOutcome:
     wrote: bool
     transfer_called: bool
     emitted: frozenset[str]
+    #: The simulation's id (tau2's ``id``; empty in files that carry none).
+    simulation_id: str = ""
+    #: ``(message index, class)`` of every agent emission in order (the greeting left out): a
+    #: tool-call message is ``tool_call``; a text message gives each class it shows evidence of
+    #: (multi-label, as ``emitted``) or ``other``; with a classifier, that classifier's one class.
+    emissions: tuple[tuple[int, str], ...] = ()
+    #: Message index where each turn starts (a turn runs from one user message to the next;
+    #: agent messages before the first user message form a turn only when there are any).
+    turn_starts: tuple[int, ...] = ()
+    #: The results file the simulation was read from.
+    source: str = ""
 
     @property
     def infrastructure_error(self) -> bool:
