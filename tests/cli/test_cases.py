@@ -193,3 +193,13 @@ def bad_input_after(capsys, good, bad):
     captured = capsys.readouterr()
     assert captured.out == ""
     return captured.err.splitlines()
+
+
+def test_tau2_results_file_gives_the_rows_of_tau2_cases(capsys):
+    results = Path(__file__).parents[1] / "data" / "tau2" / "retail_v0.json"
+    main(["cases", str(results), "--format", "jsonl"])
+    via_cases = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    main(["tau2", "cases", str(results), "--format", "jsonl"])
+    via_tau2 = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert via_cases == via_tau2
+    assert {row["verdict"] for row in via_cases} >= {"masked", "ok", "fail"}

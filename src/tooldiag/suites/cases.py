@@ -79,6 +79,23 @@ def _rows_of(report: Callable[[Path, Classifier], RunReport]) -> Callable[[Path,
     return lambda path, classifier: list(report(path, classifier).cases)
 
 
+# -- tau2-bench result files (``tooldiag tau2 diagnose``'s input) ---------------------------
+def _is_tau2_results(path: Path) -> bool:
+    return path.is_file() and path.suffix.lower() == ".json"
+
+
+def _tau2_rows(path: Path, classifier: Classifier) -> list[CaseRow]:
+    """One row per simulation and Table 2 class, as ``tooldiag tau2 cases`` gives them.
+
+    The plain ``default`` scheme reads tau2 messages as ``tau2 diagnose`` does (every class
+    a message shows evidence of); any other classifier gives its one class per message.
+    """
+    from tooldiag.suites.tau2.cases import tau2_case_rows
+
+    plain_default = classifier.name == "default" and not getattr(classifier, "cue_files", ())
+    return tau2_case_rows([path], None if plain_default else classifier)
+
+
 #: Every kind of input, tried in order (the first match reads the input).
 CASE_SOURCES: list[CaseSource] = [
     CaseSource(
@@ -94,6 +111,12 @@ CASE_SOURCES: list[CaseSource] = [
         _is_agent_log,
         _rows_of(_agent_log_report),
         _agent_log_report,
+    ),
+    CaseSource(
+        "tau2-bench results file",
+        "a .json file written by tau2-bench, as `tooldiag tau2 diagnose` reads",
+        _is_tau2_results,
+        _tau2_rows,
     ),
 ]
 
@@ -130,7 +153,7 @@ def unknown_input(path: Path) -> UserError:
         if not any(path.iterdir()):
             return UserError(f"{path} is an empty folder (no {DB_NAME}, no run yet)", hint=hint)
         return UserError(f"{path} holds no tooldiag run (no {DB_NAME})", hint=hint)
-    return UserError(f"{path}: unknown kind of input (not a run directory, not a .jsonl agent log)", hint=hint)
+    return UserError(f"{path}: unknown kind of input (not a run directory, a .jsonl agent log or tau2 .json results)", hint=hint)
 
 
 def source_of(path: Path) -> CaseSource:
