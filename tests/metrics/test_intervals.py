@@ -1,6 +1,6 @@
 """The pure-Python Wilson interval against statsmodels' ``proportion_confint(method="wilson")``.
 
-statsmodels is the reference and is imported here only: the package computes the interval
+statsmodels is the reference, imported by tests only: the package computes the interval
 itself so that no CLI command pays seconds of pandas/scipy imports for it.
 """
 
