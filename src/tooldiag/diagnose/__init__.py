@@ -34,7 +34,9 @@ def observations_from_conversations(
     """One :class:`CaseObservation` per conversation; injected messages excluded."""
     counted = [(c, m) for c in conversations for m in c.assistant if not m.injected]
     labels = iter(classify_batch(classifier, [(m.text, m.has_calls) for _, m in counted]))
-    per_case: dict[str, list[list[ActionClass]]] = {c.id: [[] for _ in range(max(c.n_turns, 1))] for c in conversations}
+    per_case: dict[str, list[list[ActionClass]]] = {
+        c.id: [[] for _ in range(max(c.n_turns, 1))] for c in conversations
+    }
     for conversation, message in counted:
         per_case[conversation.id][message.turn].append(next(labels))
     observations = []
