@@ -153,7 +153,9 @@ def unknown_input(path: Path) -> UserError:
         if not any(path.iterdir()):
             return UserError(f"{path} is an empty folder (no {DB_NAME}, no run yet)", hint=hint)
         return UserError(f"{path} holds no tooldiag run (no {DB_NAME})", hint=hint)
-    return UserError(f"{path}: unknown kind of input (not a run directory, a .jsonl agent log or tau2 .json results)", hint=hint)
+    return UserError(
+        f"{path}: unknown kind of input (not a run directory, a .jsonl agent log or tau2 .json results)", hint=hint
+    )
 
 
 def source_of(path: Path) -> CaseSource:
