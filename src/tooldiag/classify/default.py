@@ -36,7 +36,7 @@ which gives the answers of one search of each whole list at a fraction of the co
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -560,6 +560,25 @@ class _Reading:
         return self._completion
 
 
+class _LanguageRulesOnDemand:
+    """Each language's rules, compiled when the first text in that language arrives.
+
+    Compiling the seven built-in languages costs about 0.4 s of CPU, which every command
+    paid at start even on English-only input (``bench/cli_latency.py``); a language
+    nobody writes in is now never compiled. Two threads that race compile it twice, harmlessly.
+    """
+
+    def __init__(self, cues: Mapping[str, Mapping[str, Sequence[str]]]) -> None:
+        self._cues = cues
+        self._compiled: dict[str, LanguageRules] = {}
+
+    def get(self, code: str) -> LanguageRules | None:
+        rules = self._compiled.get(code)
+        if rules is None and code in self._cues:
+            rules = self._compiled[code] = LanguageRules(code, self._cues[code])
+        return rules
+
+
 class DefaultClassifier:
     """Callable ``(text, has_calls) -> ActionClass`` with tooldiag's default rules."""
 
@@ -575,8 +594,8 @@ class DefaultClassifier:
         # Other languages: cues/lang/<code>.json plus the extensions' "languages" (docs: "Languages").
         builtin = {code: load_builtin_language(code) for code in builtin_languages()}
         self.language_cues = merge_language_cues(builtin, extensions)
-        self._language_rules = {code: LanguageRules(code, cues) for code, cues in self.language_cues.items()}
-        self.languages: frozenset[str] = frozenset({"en", *self._language_rules})
+        self._language_rules = _LanguageRulesOnDemand(self.language_cues)
+        self.languages: frozenset[str] = frozenset({"en", *self.language_cues})
 
     # -- public --------------------------------------------------------------
     def __call__(self, text: Any, has_calls: bool) -> ActionClass:

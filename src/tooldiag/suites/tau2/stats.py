@@ -54,8 +54,8 @@ class Proportion:
 
 
 def wilson(count: int, n: int, confidence: float = 0.95) -> Proportion:
-    """``count / n`` with a Wilson score interval (tooldiag.metrics.intervals, i.e.
-    statsmodels ``proportion_confint(method="wilson")``); all ``None`` when ``n == 0``."""
+    """``count / n`` with a Wilson score interval (:mod:`tooldiag.metrics.intervals`: the
+    figures of statsmodels ``proportion_confint(method="wilson")``); all ``None`` when ``n == 0``."""
     if n == 0:
         return Proportion(count, n, None, None, None)
     if not 0 <= count <= n:
