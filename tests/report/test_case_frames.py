@@ -11,6 +11,7 @@ arrays, for `classes`); the frames are compared after turning those back into Py
 import csv
 import io
 import json
+from pathlib import Path
 
 import pandas as pd
 import pandas.testing as pdt
@@ -127,14 +128,29 @@ def test_report_parquet_round_trips_to_load_report(full_run, tmp_path):
     pdt.assert_frame_equal(read.assign(flags=read["flags"].map(as_lists)), tooldiag.load_report(full_run))
 
 
-def test_report_parquet_needs_out_and_no_baseline(full_run, capsys):
-    for args, message in (
-        ([], "--format parquet writes a binary file"),
-        (["--baseline", str(full_run), "--out", "x.parquet"], "not probe shifts"),
-    ):
-        with pytest.raises(SystemExit) as exc:
-            main(["report", str(full_run), "--format", "parquet", *args])
-        assert exc.value.code == 2 and message in capsys.readouterr().err
+def test_report_parquet_needs_out(full_run, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["report", str(full_run), "--format", "parquet"])
+    assert exc.value.code == 2 and "--format parquet writes a binary file" in capsys.readouterr().err
+
+
+def test_probe_shifts_parquet_holds_the_tidy_rows_of_the_csv(tmp_path, capsys):
+    for name, probe in (("base", None), ("sri", "sri")):
+        tooldiag.run_bfcl("ref/overcall", tmp_path / name, categories=["miss_func"], limit=4, probe=probe)
+    args = ["report", str(tmp_path / "sri"), "--baseline", str(tmp_path / "base")]
+    main([*args, "--format", "csv"])
+    text = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    main([*args, "--format", "parquet", "--out", str(tmp_path / "shifts.parquet")])
+    frame = pd.read_parquet(tmp_path / "shifts.parquet")
+    assert list(frame.columns) == ["model", "probe", "category", "metric", "value"] and len(frame) == len(text) > 0
+    assert frame["value"].astype(float).round(4).tolist() == text["value"].astype(float).round(4).tolist()
+
+
+def test_diagnose_parquet_is_the_log_report_frame(tmp_path):
+    log = Path(__file__).parents[2] / "examples" / "agent_log.jsonl"
+    main(["diagnose", str(log), "--format", "parquet", "--out", str(tmp_path / "log.parquet")])
+    read = pd.read_parquet(tmp_path / "log.parquet")
+    pdt.assert_frame_equal(read.assign(flags=read["flags"].map(as_lists)), tooldiag.load_report(log))
 
 
 def test_empty_selection_is_a_typed_empty_frame(full_run):

@@ -20,6 +20,7 @@ from tooldiag.cli.classify import (
     resolve_classifier_options,
 )
 from tooldiag.cli.report import (
+    PARQUET,
     Confidence,
     ExecFailPp,
     Format,
@@ -77,7 +78,11 @@ def diagnose_command(
     from tooldiag.cli.io import write_out
     from tooldiag.report.render import render
 
-    check_format(fmt)
+    check_format(fmt, (PARQUET,))
+    if fmt == PARQUET and out is None:
+        from tooldiag.errors import UserError
+
+        raise UserError("--format parquet writes a binary file", hint="add --out FILE.parquet")
     classifier = resolve_classifier_options(
         scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
         judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
@@ -92,6 +97,12 @@ def diagnose_command(
     if invalid:
         typer.echo(f"warning: {skipped_lines_text(log, invalid)}", err=True)
     print_classifier_warnings([report.classifier])
+    if fmt == PARQUET:  # the tidy table of --format csv, numbers as numbers
+        from tooldiag.report.frames import report_frame, write_parquet
+
+        write_parquet(report_frame([report]), out)
+        typer.echo(f"wrote {out}", err=True)
+        return
     write_out(render([report], fmt), out)
 
 

@@ -130,10 +130,6 @@ def report_command(
     from tooldiag.report.render import render
 
     check_format(fmt, (PARQUET,))
-    if fmt == PARQUET and baseline:
-        from tooldiag.errors import UserError
-
-        raise UserError("--format parquet writes the report's tidy table, not probe shifts", hint="drop --baseline")
     if fmt == PARQUET and out is None:
         from tooldiag.errors import UserError
 
@@ -148,7 +144,14 @@ def report_command(
         from tooldiag.suites.bfcl.probes import report as probes
 
         counting = CountingClassifier(classifier)  # the probe tables carry no classifier line: stderr does
-        write_out(probes.render(api.probe_report(run_dirs, baseline, counting), fmt), out)
+        probe_report = api.probe_report(run_dirs, baseline, counting)
+        if fmt == PARQUET:  # the tidy rows of --format csv: model, probe, category, metric, value
+            from tooldiag.report.frames import records_frame, write_parquet
+
+            write_parquet(records_frame(probes.tidy_rows(probe_report), probes.TIDY_COLUMNS), out)
+            typer.echo(f"wrote {out}", err=True)
+        else:
+            write_out(probes.render(probe_report, fmt), out)
         typer.echo(f"classifier: {counting.summary().describe()}", err=True)
         print_classifier_warnings([counting.summary()])
         return

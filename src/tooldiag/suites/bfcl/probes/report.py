@@ -440,8 +440,12 @@ def render_markdown(report: ProbeReport) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+#: The columns of :func:`tidy_rows` (``--format csv`` and ``--format parquet``).
+TIDY_COLUMNS = ("model", "probe", "category", "metric", "value")
+
+
 def render_csv(report: ProbeReport) -> str:
-    columns = [Column(name) for name in ("model", "probe", "category", "metric", "value")]
+    columns = [Column(name) for name in TIDY_COLUMNS]
     rows = [[row[c.name] for c in columns] for row in tidy_rows(report)]
     return to_csv(Table(columns=columns, rows=rows))
 
