@@ -95,3 +95,16 @@ def test_latex_escapes_and_marks(reports):
 def test_unknown_format(reports):
     with pytest.raises(UserError, match="unknown report format"):
         render(reports, "html")
+
+
+def test_markdown_counts_the_case_verdicts_per_category(reports):
+    from tooldiag.report.render import verdict_table
+
+    table = verdict_table(reports[:1])
+    rows = {row[1]: dict(zip(("masked", "execution_failure", "ok", "fail", "ungraded"), row[2:])) for row in table.rows}
+    by_hand: dict[str, dict[str, int]] = {}
+    for case in reports[0].cases:
+        counts = by_hand.setdefault(case.category, dict.fromkeys(rows["base"], 0))
+        counts[case.verdict.value] += 1
+    assert rows == by_hand and sum(rows["miss_param"].values()) == 4
+    assert "## Case verdicts" in render(reports, "md")

@@ -17,6 +17,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from tooldiag.metrics.cases import VERDICTS, CaseRow, verdict_counts
 from tooldiag.metrics.gar import (
     CAPABILITY_CLASSES,
     FLAG_BOUND_VIOLATION,
@@ -265,6 +266,22 @@ def usage_table(reports: Sequence[RunReport]) -> Table:
     return table
 
 
+def verdict_table(reports: Sequence[RunReport]) -> Table:
+    """Per run and category, how many cases carry each verdict (the rows behind ``tooldiag cases``)."""
+    table = Table(
+        key="case_verdicts",
+        columns=[Column("Run"), Column("Category"), *(Column(name) for name in VERDICTS)],
+    )
+    for report in reports:
+        by_category: dict[str, list[CaseRow]] = {}
+        for row in report.cases:
+            by_category.setdefault(row.category, []).append(row)
+        for category in ordered_categories(list(by_category), report.category_order):
+            counts = verdict_counts(by_category[category])
+            table.add(report.name, category, *(counts[name] for name in VERDICTS))
+    return table
+
+
 def render_markdown(reports: Sequence[RunReport]) -> str:
     scheme = reports[0].scheme if reports else "default"
     provenance = classifier_lines(reports)
@@ -277,6 +294,15 @@ def render_markdown(reports: Sequence[RunReport]) -> str:
         "## Capability counts (paper 001, Table 5)\n",
         table5_markdown(reports),
     ]
+    verdicts = verdict_table(reports)
+    if verdicts.rows:
+        source = reports[0].source if len(reports) == 1 and reports[0].source else "SOURCE"
+        legend = (
+            "masked: passed without the gold class at a gold turn; execution_failure: gold class, not passed "
+            f"(docs/evidence.md). List them: `tooldiag cases {source} --verdict masked`; read one: "
+            f"`tooldiag show {source} CASE_ID`."
+        )
+        parts += ["## Case verdicts\n", to_markdown(verdicts) + f"\n{legend}\n"]
     usage = usage_table(reports)
     if usage.rows:
         legend = "Requests: answered model calls (cache hits included); latency of the requests not from the cache."
