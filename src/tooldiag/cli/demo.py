@@ -62,6 +62,13 @@ def demo_command(
     console.print("\n[bold]Action-class diagnostic (paper 001, Table 1)[/bold]")
     show(table)
     console.print(f"reports in every format: {out / 'reports'}")
+    overcall = out / "bfcl" / "overcall"
+    console.print(
+        "the evidence behind the B,M flags: "
+        f"[bold]tooldiag cases {overcall} --verdict masked[/bold] lists the cases passed without a refusal; "
+        f"[bold]tooldiag show {overcall} multi_turn_miss_func_0[/bold] reads one turn by turn",
+        soft_wrap=True,
+    )
 
     from tooldiag.suites.judgebench.demo import run_demo
 
