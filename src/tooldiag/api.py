@@ -299,10 +299,11 @@ def tau2_cases(
     (a scheme name or object) replaces the multi-label reading of the agent's messages
     (docs/tau2.md, "Cases"). The other options are :func:`tau2_diagnose`'s.
     """
-    from tooldiag.suites.tau2.cases import check_unit, check_verdicts, filter_rows, tau2_case_rows
+    from tooldiag.report.cases import CaseFilter
+    from tooldiag.suites.tau2.cases import check_unit, tau2_case_rows
 
     check_unit(unit)
-    chosen = check_verdicts(verdicts)
+    chosen = CaseFilter.of(verdicts, categories)  # names checked before any file is read
     rows = tau2_case_rows(
         [Path(p) for p in results],
         None if classifier is None else _classifier_of(classifier),
@@ -314,7 +315,7 @@ def tau2_cases(
         tasks_file=tasks_file,
         ask_ids=ask_ids,
     )
-    return filter_rows(rows, chosen, categories)
+    return chosen.apply(rows)
 
 
 def load_tau2(

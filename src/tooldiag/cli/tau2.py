@@ -169,11 +169,12 @@ def cases_command(
     """
     from tooldiag.api import tau2_cases
     from tooldiag.errors import UserError
-    from tooldiag.suites.tau2.cases import CASE_FORMATS, case_rows_frame, check_unit, check_verdicts, render_case_rows
+    from tooldiag.report.cases import CaseFilter
+    from tooldiag.suites.tau2.cases import CASE_FORMATS, case_rows_frame, check_unit, render_case_rows
     from tooldiag.suites.tau2.tasks import load_ask_ids_file
 
     check_unit(unit)
-    verdicts = check_verdicts(verdict)
+    verdicts = sorted(CaseFilter.of(verdict).verdicts)
     if format not in CASE_FORMATS:
         raise UserError(f"unknown format {format!r}", hint="use --format " + " | ".join(CASE_FORMATS))
     if format == "parquet":

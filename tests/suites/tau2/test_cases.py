@@ -115,7 +115,7 @@ def test_a_classifier_gives_one_class_per_message(evidence):
 def test_bad_unit_and_verdict():
     with pytest.raises(UserError, match="unknown unit 'turn'"):
         tau2_case_rows([RETAIL_V0], unit="turn")
-    with pytest.raises(UserError, match="unknown verdict 'hidden'"):
+    with pytest.raises(UserError, match="unknown --verdict 'hidden'"):
         tooldiag.tau2_cases([RETAIL_V0], verdicts=["hidden"])
 
 
@@ -210,7 +210,7 @@ def test_diagnose_parquet_round_trip(tmp_path, capsys, evidence):
 
 def test_cases_bad_input(capsys):
     assert "unknown unit 'turn'" in fails(capsys, "cases", RETAIL_V0, "--unit", "turn")
-    assert "unknown verdict 'hidden'" in fails(capsys, "cases", RETAIL_V0, "--verdict", "hidden")
+    assert "unknown --verdict 'hidden'" in fails(capsys, "cases", RETAIL_V0, "--verdict", "hidden")
     assert "--format parquet writes a binary file" in fails(capsys, "cases", RETAIL_V0, "-f", "parquet")
     assert "--format parquet writes a binary file" in fails(capsys, "diagnose", RETAIL_V0, "-f", "parquet")
     assert "unknown format 'xml'" in fails(capsys, "cases", RETAIL_V0, "-f", "xml")

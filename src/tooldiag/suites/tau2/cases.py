@@ -51,14 +51,14 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tooldiag.classify import ActionClass
 from tooldiag.errors import UserError
-from tooldiag.metrics.cases import VERDICTS, CaseRow, Verdict, verdict_counts
+from tooldiag.metrics.cases import CaseRow, Verdict, verdict_counts
 from tooldiag.report.table import Column, Table, markdown_lines, one_line_escape_pipe, raw_text, to_csv
 from tooldiag.suites.tau2.analysis import Collected, build_report, collect, judge_writes
 from tooldiag.suites.tau2.consent import DEFAULT_WINDOW
@@ -103,14 +103,6 @@ def check_unit(unit: str) -> str:
     if unit not in UNITS:
         raise UserError(f"unknown unit {unit!r}", hint="use --unit simulation or --unit write")
     return unit
-
-
-def check_verdicts(verdicts: Iterable[str] | None) -> list[str]:
-    chosen = list(verdicts or ())
-    for name in chosen:
-        if name not in VERDICTS:
-            raise UserError(f"unknown verdict {name!r}", hint="use one of: " + ", ".join(VERDICTS))
-    return chosen
 
 
 def tau2_evidence(
@@ -323,15 +315,6 @@ def _write_row(
         verdict=_verdict(hit, event.passed),
         extra=extra,
     )
-
-
-def filter_rows(
-    rows: Iterable[CaseRow], verdicts: Iterable[str] | None = None, categories: Iterable[str] | None = None
-) -> list[CaseRow]:
-    """The rows with one of ``verdicts`` and one of ``categories`` (each: all when empty)."""
-    chosen = set(check_verdicts(verdicts))
-    wanted = set(categories or ())
-    return [r for r in rows if (not chosen or r.verdict.value in chosen) and (not wanted or r.category in wanted)]
 
 
 #: Tables of :func:`tooldiag.load_tau2`.
