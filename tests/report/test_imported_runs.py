@@ -3,6 +3,7 @@ same case-level diagnostic, because calls left as text (undecodable for BFCL) ar
 tool calls. (Turn-level numbers may differ: each layout adds its own quirk steps.)"""
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,21 @@ def test_text_calls_without_decoded_calls_are_tool_calls(imported, layout):
     for emission in undecoded:
         assert classify(emission.text, emission.tool_calls) is ActionClass.TOOL_CALL
         assert classify(emission.text, emission.tool_calls, scheme="paper") is ActionClass.TOOL_CALL
+
+
+def test_cases_and_show_read_imported_runs(imported, capsys):
+    """The evidence of imported runs: the layouts (the same scenarios on other case ids) give the same
+    verdicts per category, and show opens a case with the verdict its row has."""
+    verdicts = {}
+    for layout in LAYOUTS:
+        main(["cases", str(imported / layout), "--format", "jsonl"])
+        rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert rows and all(row["run"] == layout for row in rows)
+        verdicts[layout] = {row["case_id"]: (row["category"], row["verdict"]) for row in rows}
+    per_category = {layout: Counter(v.values()) for layout, v in verdicts.items()}
+    assert len({frozenset(c.items()) for c in per_category.values()}) == 1
+    assert {verdict for _, verdict in per_category["prompt"]} >= {"ok", "execution_failure", "fail"}
+    for case_id, (_, verdict) in verdicts["prompt"].items():
+        main(["show", str(imported / "prompt"), case_id, "--format", "json"])
+        shown = json.loads(capsys.readouterr().out)
+        assert shown["case_id"] == case_id and shown["verdict"] == verdict
