@@ -171,7 +171,8 @@ def flag_sentences(reports: Sequence[RunReport]) -> list[str]:
             s = report.categories[category]
             where = f"{report.name}, {category} (gold {s.gold.value}, n = {s.n})"
             if FLAG_MASKING in s.flags:
-                out.append(f"{where}: masking. Acc {s.acc:.1f} exceeds GAR {s.gar:.1f} by {-s.delta_pp:.1f} pp "
+                gap = -(s.delta_pp or 0.0)
+                out.append(f"{where}: masking. Acc {s.acc:.1f} exceeds GAR {s.gar:.1f} by {gap:.1f} pp "
                            f"(threshold Δ ≤ {t.masking_pp:g} pp): the grader passes cases that never emitted "
                            f"{s.gold.value}.")  # fmt: skip
             elif FLAG_BOUND_VIOLATION in s.flags:
@@ -216,8 +217,8 @@ def scatter_figure(reports: Sequence[RunReport]) -> str:
         ax = axes[index // cols][index % cols]
         mine = [p for p in points if p.category == category]
         gold = mine[0].gold
-        ax.set_xlim(0, 100)
-        ax.set_ylim(0, 100)
+        ax.set_xlim(-2, 102)  # 0..100, with room for a point on the edge
+        ax.set_ylim(-2, 102)
         ax.set_aspect("equal")
         ax.fill_between(xs, xs, [100.0] * len(xs), color=_MASKING_COLOUR, alpha=0.05, lw=0)
         ax.plot([0, 100], [0, 100], color="#555555", lw=1, ls="--")
@@ -398,8 +399,9 @@ def calibration_section(reports: Sequence[RunReport], *, section_id: str = "cali
         "<h3>Case- vs turn-level GAR (paper 001, Table 14)</h3>",
         _side(
             figure_html(
-                dot_whisker_figure(reports, [("case GAR", "o", _gar_acc), ("turn GAR", "D", _turn)],
-                                   "Case vs turn GAR"),  # fmt: skip
+                dot_whisker_figure(
+                    reports, [("case GAR", "o", _gar_acc), ("turn GAR", "D", _turn)], "Case vs turn GAR"
+                ),
                 f"Case-level GAR (circle: the gold class at any turn) and turn-level GAR (diamond: share of "
                 f"gold turns) with Wilson {confidence}% whiskers.",
                 figure_id="cal-table14-figure",
