@@ -22,6 +22,7 @@ _FRONT_DOOR = (
     "case_rows",
     "classifier",
     "diagnose_log",
+    "html_report",
     "import_bfcl",
     "judgebench_analyze",
     "judgebench_judge",

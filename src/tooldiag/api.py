@@ -137,6 +137,23 @@ def probe_report(
     return probe_report_from_dirs(run_dirs, baselines, _classifier_of(classifier))
 
 
+def html_report(
+    run_dirs: Sequence[str | Path],
+    classifier: Classifier | str | None = None,
+    *,
+    baseline: Sequence[str | Path] | None = None,
+    thresholds: Thresholds = Thresholds(),
+) -> str:
+    """``tooldiag report --format html``: one self-contained HTML page (calibration figures and tables).
+
+    With ``baseline``, ``run_dirs`` are probe runs and the page adds their shift panels
+    (paper 001 Fig. 2 style, Tables 4, 6-11). The page references nothing outside itself.
+    """
+    from tooldiag.suites.html_report import html_report as build
+
+    return build(run_dirs, _classifier_of(classifier), baseline=baseline, thresholds=thresholds)
+
+
 def audit_import(file: str | Path, run_dir: str | Path) -> ImportSummary:
     """``tooldiag audit import``: attach rater labels (JSONL, docs/diagnostic.md) to a BFCL run.
 

@@ -26,8 +26,8 @@ from tooldiag.cli.main import main
 ROOT = Path(__file__).resolve().parents[2]
 AGENT_LOG = ROOT / "examples" / "agent_log.jsonl"
 
-#: Top-level packages no analysis command may import on small inputs.
-HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "statsmodels")
+#: Top-level packages no analysis command may import on small inputs (matplotlib: only `--format html` draws).
+HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "statsmodels", "matplotlib")
 
 
 def imported_modules(importtime_log: str) -> set[str]:

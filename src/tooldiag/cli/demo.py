@@ -2,7 +2,8 @@
 
 Runs the three BFCL reference policies (``ref/oracle``, ``ref/overcall``, ``ref/halt``)
 on all 800 multi-turn cases, grades them with BFCL's checker, prints the action-class
-diagnostic (paper 001, Table 1) and writes every report format; then runs the judge
+diagnostic (paper 001, Table 1) and writes every report format (``reports/report.html``, one
+self-contained page, too); then runs the judge
 reliability pipeline (paper 000) with reference generators and judges on the built-in
 records. No API key, no GPU, no network.
 """
@@ -56,7 +57,7 @@ def demo_command(
             print_summary(summary, console)
         run_dirs.append(run_dir)
 
-    from tooldiag.suites.bfcl.diagnostic import write_reports
+    from tooldiag.suites.bfcl.diagnostic import HTML_REPORT_FILE, write_reports
 
     table = write_reports(run_dirs, out / "reports")
     console.print("\n[bold]Action-class diagnostic (paper 001, Table 1)[/bold]")
@@ -74,6 +75,10 @@ def demo_command(
 
     console.print("\n[bold]Judge reliability on built-in records (paper 000, Table 2)[/bold]")
     show(run_demo(out / "judgebench"))
+    # last, so that it is the line a user sees: one file with every figure and table, opens offline
+    console.print(
+        f"the whole report as one page (any browser, offline): [bold]{out / 'reports' / HTML_REPORT_FILE}[/bold]"
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -21,7 +21,12 @@ from tooldiag.cli.classify import (
 )
 
 Format = Annotated[
-    str, typer.Option("--format", "-f", help="md, csv, json, latex, or parquet (the csv's tidy table; needs --out).")
+    str,
+    typer.Option(
+        "--format",
+        "-f",
+        help="md, csv, json, latex, parquet (the csv's tidy table) or html (one offline page); both need --out.",
+    ),
 ]
 Out = Annotated[
     Path | None, typer.Option("--out", "-o", help="Write to this file instead of standard output.", dir_okay=False)
@@ -86,6 +91,8 @@ def thresholds_from(masking_pp: float, execution_failure_pp: float, t_cap: int, 
 
 #: ``--format parquet``: the tidy table of ``--format csv`` (one row per run and category) as a Parquet file.
 PARQUET = "parquet"
+#: ``--format html``: one self-contained page (figures as inline SVG, sortable tables; docs/html-report.md).
+HTML = "html"
 
 
 def check_format(fmt: str, extra: tuple[str, ...] = ()) -> None:
@@ -123,21 +130,36 @@ def report_command(
     With --baseline: RUN_DIRS are probe runs (`run bfcl --probe`) and the report gives
     their shifts against the baseline of the same model (Tables 4, 6-11; docs/probes.md).
 
+    With --format html: one page (figures and tables, offline) with the probe section under --baseline.
+
     Example: tooldiag report runs/qwen3 runs/xlam --format latex --out table1.tex
     """
     from tooldiag import api
     from tooldiag.cli.io import write_out
     from tooldiag.report.render import render
 
-    check_format(fmt, (PARQUET,))
+    check_format(fmt, (PARQUET, HTML))
     if fmt == PARQUET and out is None:
         from tooldiag.errors import UserError
 
         raise UserError("--format parquet writes a binary file", hint="add --out FILE.parquet")
+    if fmt == HTML and out is None:
+        from tooldiag.errors import UserError
+
+        raise UserError("--format html writes a whole page, not a text for the terminal", hint="add --out report.html")
     classifier = resolve_classifier_options(
         scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
         judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
     )  # fmt: skip
+    thresholds = thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence)
+    # -- one self-contained page (tooldiag.suites.html_report), with the probe section under --baseline -----
+    if fmt == HTML:
+        from tooldiag.classify.provenance import CountingClassifier
+
+        counting = CountingClassifier(classifier)  # every run of the page counts here: one warning block
+        write_out(api.html_report(run_dirs, counting, baseline=baseline, thresholds=thresholds), out)
+        print_classifier_warnings([counting.summary()])
+        return
     # -- probe shifts (tooldiag.suites.bfcl.probes.report), only with --baseline --------------------------
     if baseline:
         from tooldiag.classify.provenance import CountingClassifier
@@ -155,9 +177,7 @@ def report_command(
         typer.echo(f"classifier: {counting.summary().describe()}", err=True)
         print_classifier_warnings([counting.summary()])
         return
-    reports = api.report_runs(
-        run_dirs, classifier, thresholds=thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence)
-    )
+    reports = api.report_runs(run_dirs, classifier, thresholds=thresholds)
     print_classifier_warnings([report.classifier for report in reports])
     if fmt == PARQUET:
         from tooldiag.report.frames import report_frame, write_parquet
