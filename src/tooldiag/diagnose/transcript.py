@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from tooldiag.classify import content_text, has_tool_calls
-from tooldiag.classify.explain import Explanation, explain_many
+from tooldiag.classify.explain import Explanation
 from tooldiag.diagnose.log import Conversation, read_agent_log
 from tooldiag.errors import UserError
-from tooldiag.report.transcript import Transcript, build_transcript, emission_items
+from tooldiag.report.transcript import Transcript, build_transcript, emission_items, explain_distinct
 from tooldiag.trajectory import Emission, Message, Step, ToolCall, Turn
 
 #: Close ids named in the hint of an unknown conversation id.
@@ -98,15 +98,15 @@ def log_transcripts(path: str | Path, classifier: Any) -> list[Transcript]:
     """The transcript of every conversation of the agent log ``path``, in the log's order.
 
     What :func:`log_transcript` gives for each, built at once (the HTML report embeds every
-    case): the file is read and checked once, and every emission is explained in one
-    :func:`~tooldiag.classify.explain.explain_many` call (a judge scheme batches its requests).
+    case): the file is read and checked once, and every distinct emission is explained
+    once, in one :func:`~tooldiag.report.transcript.explain_distinct` call (a judge scheme batches).
     """
     path = Path(path)
     conversations = read_agent_log(path)
     lines = path.read_text(encoding="utf-8").splitlines()
     turns_of = [_conversation_turns(found, lines[found.line - 1]) for found in conversations]
     per_case = [emission_items(turns) for turns in turns_of]
-    reasons = explain_many(classifier, [item for items in per_case for item in items])
+    reasons = explain_distinct(classifier, [item for items in per_case for item in items])
     out = []
     start = 0
     for found, turns, items in zip(conversations, turns_of, per_case, strict=True):

@@ -293,6 +293,27 @@ def emission_items(turns: Sequence[Turn]) -> list[tuple[Any, bool]]:
     return [(step.emission.text, bool(step.emission.tool_calls)) for turn in turns for step in turn.steps]
 
 
+def explain_distinct(classifier: Any, items: Sequence[tuple[Any, bool]]) -> list[Explanation]:
+    """:func:`~tooldiag.classify.explain.explain_many` of ``items``, each distinct item explained once.
+
+    A whole run repeats itself (every structured call is ``(None, True)``, a policy's closing
+    sentence recurs in every case): batch builders explain a run in a fraction of the time.
+    The classifiers' promise (one label per input) makes the answer the same as explaining each.
+    """
+    keys: dict[tuple[Any, bool], int] = {}
+    distinct: list[tuple[Any, bool]] = []
+    positions: list[int] = []
+    for text, has_calls in items:
+        key = (text if text is None or isinstance(text, str) else json.dumps(text, sort_keys=True), has_calls)
+        position = keys.get(key)
+        if position is None:
+            position = keys[key] = len(distinct)
+            distinct.append((text, has_calls))
+        positions.append(position)
+    reasons = explain_many(classifier, distinct)
+    return [reasons[position] for position in positions]
+
+
 def _message_text(content: Any) -> str:
     return "" if content is None else content if isinstance(content, str) else json.dumps(content)
 

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tooldiag.classify.explain import Explanation, explain_many
+from tooldiag.classify.explain import Explanation
 from tooldiag.errors import StoreError, UserError
-from tooldiag.report.transcript import Transcript, build_transcript, emission_items
+from tooldiag.report.transcript import Transcript, build_transcript, emission_items, explain_distinct
 from tooldiag.store import RunStore
 from tooldiag.suites.bfcl.diagnostic import run_name
 from tooldiag.suites.bfcl.gold import BfclCaseNotes, bfcl_gold_turns, gold_class
@@ -68,9 +68,9 @@ def bfcl_transcripts(run_dir: str | Path, classifier: Any, *, run: str | None = 
     """The transcript of every case of the BFCL run ``run_dir``, in the run's case order.
 
     What :func:`bfcl_transcript` gives for each case, built for a whole run at once (the HTML
-    report embeds every case): the store is read once and every emission of the run is
-    explained in one :func:`~tooldiag.classify.explain.explain_many` call, so a judge scheme
-    batches its requests. ``run`` names the run (default: the model, plus the probe), e.g.
+    report embeds every case): the store is read once and every distinct emission of the run
+    is explained once, in one :func:`~tooldiag.report.transcript.explain_distinct` call (a judge
+    scheme batches its requests). ``run`` names the run (default: the model, plus the probe), e.g.
     the name a report got when two runs shared one.
     """
     run_dir = Path(run_dir)
@@ -79,7 +79,7 @@ def bfcl_transcripts(run_dir: str | Path, classifier: Any, *, run: str | None = 
         records = list(store.iter_cases())
         name = run if run is not None else run_name(store.config, run_dir)
         per_case = [emission_items(record.trajectory.turns) for record in records]
-        reasons = explain_many(classifier, [item for items in per_case for item in items])
+        reasons = explain_distinct(classifier, [item for items in per_case for item in items])
         out = []
         start = 0
         for record, items in zip(records, per_case, strict=True):
