@@ -2,7 +2,7 @@
   "use strict";
   // The case browser (tooldiag.report.html.cases): a click (or Enter) on a row of table#cases
   // renders its transcript into #case-panel. Transcripts are gzip+base64 JSON in
-  // <script id="cases-data-N">, decompressed on first use; data is only ever set as textContent.
+  // script elements #cases-data-N, decompressed on first use; data is only ever set as textContent.
   var table = document.getElementById("cases");
   var panel = document.getElementById("case-panel");
   if (!table || !panel) { return; }
