@@ -171,7 +171,7 @@ def test_embedded_transcripts_decode_to_the_cases_transcripts(runs, page):
 
 
 def test_data_cannot_close_the_script_element_or_become_markup(runs):
-    reports, run_dirs, transcripts = runs
+    reports, _, transcripts = runs
     evil = "</script><script>alert(1)</script>"
     report = reports[1]
     row = next(r for r in report.cases if r.verdict.value == "masked")
@@ -234,10 +234,12 @@ def test_the_batch_builder_agrees_with_show_for_single_cases(runs):
 def test_the_log_batch_builder_agrees_with_show_for_each_conversation():
     classifier = tooldiag.classifier("default")
     batch = log_transcripts(EXAMPLE_LOG, classifier)
-    rows = diagnose_log(EXAMPLE_LOG, classifier).cases
-    assert [t.case_id for t in batch] == [row.case_id for row in rows]
+    report = diagnose_log(EXAMPLE_LOG, classifier)
+    assert [t.case_id for t in batch] == [row.case_id for row in report.cases]
     for transcript in batch:
         assert transcript.to_json() == log_transcript(EXAMPLE_LOG, transcript.case_id, classifier).to_json()
+    body = case_browser_section([report], transcript_map(batch)).body  # keyed by the report's name
+    assert body.count("data-key=") == len(report.cases) and "no transcript" not in body
 
 
 def test_a_click_in_chromium_opens_the_transcript(runs, tmp_path):

@@ -94,12 +94,13 @@ def log_transcript(path: str | Path, conversation_id: str, classifier: Any) -> T
     return _conversation_transcript(path, found, _conversation_turns(found, line), classifier)
 
 
-def log_transcripts(path: str | Path, classifier: Any) -> list[Transcript]:
+def log_transcripts(path: str | Path, classifier: Any, *, run: str | None = None) -> list[Transcript]:
     """The transcript of every conversation of the agent log ``path``, in the log's order.
 
     What :func:`log_transcript` gives for each, built at once (the HTML report embeds every
     case): the file is read and checked once, and every distinct emission is explained
     once, in one :func:`~tooldiag.report.transcript.explain_distinct` call (a judge scheme batches).
+    ``run`` names the log (default: its file name's stem, the name ``tooldiag diagnose`` gives it).
     """
     path = Path(path)
     conversations = read_agent_log(path)
@@ -110,7 +111,8 @@ def log_transcripts(path: str | Path, classifier: Any) -> list[Transcript]:
     out = []
     start = 0
     for found, turns, items in zip(conversations, turns_of, per_case, strict=True):
-        out.append(_conversation_transcript(path, found, turns, classifier, reasons[start : start + len(items)]))
+        why = reasons[start : start + len(items)]
+        out.append(_conversation_transcript(path, found, turns, classifier, why, run=run))
         start += len(items)
     return out
 
@@ -130,11 +132,13 @@ def _conversation_transcript(
     turns: list[Turn],
     classifier: Any,
     explanations: Sequence[Explanation] | None = None,
+    *,
+    run: str | None = None,
 ) -> Transcript:
     return build_transcript(
         turns,
         classifier,
-        run=path.stem,
+        run=path.stem if run is None else run,
         source=str(path),
         case_id=found.id,
         category=found.category,
