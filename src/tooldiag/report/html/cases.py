@@ -22,8 +22,8 @@ cases and *what* the model did in them, in one file. Two parts:
   the first time a case is opened, and renders them with ``textContent`` only (data never
   becomes markup).
 
-Why not render every transcript as HTML: 2,400 transcripts as markup are tens of megabytes;
-compressed JSON opened on demand is a small fraction of that (3 runs x 800 BFCL cases: about
+Why not render every transcript as HTML: 2,400 BFCL transcripts are 7 MB as compact JSON alone,
+more as markup; compressed JSON opened on demand is a small fraction of that (3 runs x 800 BFCL cases: about
 0.45 MB of transcripts and 0.8 MB of table rows; ``bench/case_browser.py`` measures it).
 """
 
