@@ -1,4 +1,4 @@
-"""An agent log -> the transcript of one conversation (``tooldiag show LOG.jsonl CONV_ID``).
+"""An agent log -> the transcript of one conversation (``tooldiag show LOG.jsonl CONV_ID``), or of all.
 
 The log is read and checked as ``tooldiag diagnose`` reads it (same turns, same gold
 class and gold turns, same injected flags); the conversation's line is then read again
@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from tooldiag.classify import content_text, has_tool_calls
-from tooldiag.diagnose.log import read_agent_log
+from tooldiag.classify.explain import Explanation
+from tooldiag.diagnose.log import Conversation, read_agent_log
 from tooldiag.errors import UserError
-from tooldiag.report.transcript import Transcript, build_transcript
+from tooldiag.report.transcript import Transcript, build_transcript, emission_items, explain_distinct
 from tooldiag.trajectory import Emission, Message, Step, ToolCall, Turn
 
 #: Close ids named in the hint of an unknown conversation id.
@@ -89,18 +91,59 @@ def log_transcript(path: str | Path, conversation_id: str, classifier: Any) -> T
         hint = (f"close ids: {', '.join(close)}; " if close else "") + f"`tooldiag cases {path}` lists all {len(known)}"
         raise UserError(f"no conversation {conversation_id!r} in the agent log {path}", hint=hint)
     line = path.read_text(encoding="utf-8").splitlines()[found.line - 1]
+    return _conversation_transcript(path, found, _conversation_turns(found, line), classifier)
+
+
+def log_transcripts(path: str | Path, classifier: Any, *, run: str | None = None) -> list[Transcript]:
+    """The transcript of every conversation of the agent log ``path``, in the log's order.
+
+    What :func:`log_transcript` gives for each, built at once (the HTML report embeds every
+    case): the file is read and checked once, and every distinct emission is explained
+    once, in one :func:`~tooldiag.report.transcript.explain_distinct` call (a judge scheme batches).
+    ``run`` names the log (default: its file name's stem, the name ``tooldiag diagnose`` gives it).
+    """
+    path = Path(path)
+    conversations = read_agent_log(path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    turns_of = [_conversation_turns(found, lines[found.line - 1]) for found in conversations]
+    per_case = [emission_items(turns) for turns in turns_of]
+    reasons = explain_distinct(classifier, [item for items in per_case for item in items])
+    out = []
+    start = 0
+    for found, turns, items in zip(conversations, turns_of, per_case, strict=True):
+        why = reasons[start : start + len(items)]
+        out.append(_conversation_transcript(path, found, turns, classifier, why, run=run))
+        start += len(items)
+    return out
+
+
+def _conversation_turns(found: Conversation, line: str) -> list[Turn]:
+    """The turns of the conversation on ``line``, padded to the turns the diagnostic counts."""
     record = json.loads(line)
     turns = _turns([m for m in record["messages"] if isinstance(m, dict)])
     while len(turns) < found.n_turns:  # a trailing user turn without an answer
         turns.append(Turn(index=len(turns)))
+    return turns
+
+
+def _conversation_transcript(
+    path: Path,
+    found: Conversation,
+    turns: list[Turn],
+    classifier: Any,
+    explanations: Sequence[Explanation] | None = None,
+    *,
+    run: str | None = None,
+) -> Transcript:
     return build_transcript(
         turns,
         classifier,
-        run=path.stem,
+        run=path.stem if run is None else run,
         source=str(path),
         case_id=found.id,
         category=found.category,
         gold_class=found.gold,
         gold_turns=found.gold_turns,
         passed=found.passed,
+        explanations=explanations,
     )

@@ -19,7 +19,7 @@ marker) and :meth:`Transcript.to_json` (complete, nothing cut).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -198,14 +198,21 @@ def build_transcript(
     inference_error: str | None = None,
     notes: Sequence[str] = (),
     extra: dict[str, Any] | None = None,
+    explanations: Sequence[Explanation] | None = None,
 ) -> Transcript:
     """Classify and explain every emission of ``turns`` and attach the case's verdicts.
 
     ``gold_turns`` ``None`` means every turn is a gold turn. The verdict is
     :func:`~tooldiag.metrics.cases.case_verdict` of the counted emissions, as in ``tooldiag cases``.
+    ``explanations`` (one per emission of ``turns``, in order: :func:`emission_items` of the
+    turns, explained by the caller) lets a batch builder explain a whole run in one call.
     """
-    items = [(step.emission.text, bool(step.emission.tool_calls)) for turn in turns for step in turn.steps]
-    reasons = iter(explain_many(classifier, items))
+    items = emission_items(turns)
+    if explanations is None:
+        explanations = explain_many(classifier, items)
+    elif len(explanations) != len(items):
+        raise ValueError(f"{len(explanations)} explanations for {len(items)} emissions")
+    reasons = iter(explanations)
     gold_set = None if gold_turns is None else set(gold_turns)
     out_turns = []
     counted: list[tuple[ActionClass, ...]] = []
@@ -279,6 +286,32 @@ def build_transcript(
         notes=tuple(notes),
         extra=dict(extra or {}),
     )
+
+
+def emission_items(turns: Sequence[Turn]) -> list[tuple[Any, bool]]:
+    """``(text, has_calls)`` of every emission of ``turns``, in order: what the classifier reads."""
+    return [(step.emission.text, bool(step.emission.tool_calls)) for turn in turns for step in turn.steps]
+
+
+def explain_distinct(classifier: Any, items: Sequence[tuple[Any, bool]]) -> list[Explanation]:
+    """:func:`~tooldiag.classify.explain.explain_many` of ``items``, each distinct item explained once.
+
+    A whole run repeats itself (every structured call is ``(None, True)``, a policy's closing
+    sentence recurs in every case): batch builders explain a run in a fraction of the time.
+    The classifiers' promise (one label per input) makes the answer the same as explaining each.
+    """
+    keys: dict[tuple[Any, bool], int] = {}
+    distinct: list[tuple[Any, bool]] = []
+    positions: list[int] = []
+    for text, has_calls in items:
+        key = (text if text is None or isinstance(text, str) else json.dumps(text, sort_keys=True), has_calls)
+        position = keys.get(key)
+        if position is None:
+            position = keys[key] = len(distinct)
+            distinct.append((text, has_calls))
+        positions.append(position)
+    reasons = explain_many(classifier, distinct)
+    return [reasons[position] for position in positions]
 
 
 def _message_text(content: Any) -> str:
@@ -390,3 +423,95 @@ def transcript_text(transcript: Transcript, width: int = TEXT_WIDTH) -> str:
     out = console.file
     assert isinstance(out, io.StringIO)
     return out.getvalue()
+
+
+# -- the compact form (the HTML report's case browser) -----------------------------------------
+#: Characters of a user message, text or reasoning the compact form keeps before the cut marker.
+COMPACT_TEXT_CHARS = 400
+#: Characters of a tool result, raw argument string, decoded call list or error message it keeps.
+COMPACT_RESULT_CHARS = 240
+#: Characters of a classifier cue it keeps.
+COMPACT_CUE_CHARS = 80
+
+
+def page_cut(text: str, limit: int) -> str:
+    """``text`` up to ``limit`` characters, then a marker naming where the rest is (the page has no CLI flag)."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f" … [cut: {len(text) - limit} more characters; tooldiag show --format json has all]"
+
+
+def _put(out: dict[str, Any], key: str, value: Any, limit: int | None = None) -> None:
+    """Set ``out[key]`` unless ``value`` is empty (None, False, "", []): the compact form omits defaults."""
+    if value is None or value is False or value == "" or value == []:
+        return
+    out[key] = page_cut(value, limit) if limit is not None and isinstance(value, str) else value
+
+
+def _compact_step(step: dict[str, Any]) -> dict[str, Any]:
+    why = step.get("explanation") or {}
+    out: dict[str, Any] = {"k": step["action_class"], "r": why.get("rule") or ""}
+    _put(out, "q", why.get("cue"), COMPACT_CUE_CHARS)
+    if why.get("language") not in (None, "en"):
+        out["lang"] = why["language"]
+    _put(out, "x", step.get("text"), COMPACT_TEXT_CHARS)
+    _put(out, "rs", step.get("reasoning"), COMPACT_TEXT_CHARS)
+    calls = [
+        [call["name"], page_cut(call.get("raw_arguments") or "", COMPACT_RESULT_CHARS), call.get("parse_error")]
+        for call in step.get("tool_calls") or []
+    ]
+    _put(out, "c", calls)
+    decoded = step.get("decoded_calls")
+    _put(out, "d", None if not decoded else "; ".join(decoded), COMPACT_RESULT_CHARS)
+    _put(out, "de", step.get("decode_error"), COMPACT_RESULT_CHARS)
+    _put(out, "o", [page_cut(result, COMPACT_RESULT_CHARS) for result in step.get("tool_results") or []])
+    _put(out, "inj", 1 if step.get("injected") else None)
+    _put(out, "ca", 1 if step.get("cached") else None)
+    if step.get("latency_s"):
+        out["l"] = round(float(step["latency_s"]), 2)
+    return out
+
+
+def compact_json(transcript: Transcript | Mapping[str, Any]) -> dict[str, Any]:
+    """The transcript as the HTML case browser embeds it: short keys, defaults left out, long texts cut.
+
+    Takes a :class:`Transcript` or its :meth:`~Transcript.to_json` form. Cut texts end with a
+    marker naming ``tooldiag show --format json`` (which has everything). Keys (absent = empty):
+
+    * case: ``id`` case id, ``cat`` category, ``g`` gold class, ``gt`` gold turns (absent: every
+      turn), ``h`` gold hit, ``v`` verdict, ``p`` passed, ``et`` error type, ``em`` the grader's
+      message, ``ie`` inference error, ``sc`` scheme, ``n`` notes, ``t`` turns;
+    * turn: ``g`` 1 at a gold turn, ``ft`` 1 when stopped at the step cap, ``u`` user messages,
+      ``s`` steps;
+    * step: ``k`` class, ``r`` rule, ``q`` cue, ``lang`` language (when not English), ``x`` text,
+      ``rs`` reasoning, ``c`` calls as ``[name, raw arguments, parse error]``, ``d`` decoded calls
+      (joined with ``; ``), ``de`` decode error, ``o`` tool results, ``inj`` 1 when injected (not
+      counted), ``ca`` 1 when cached, ``l`` latency in seconds.
+
+    Explanations keep their rule and cue only (the matched sentence and the judge's detail are
+    in the full form).
+    """
+    data = transcript.to_json() if isinstance(transcript, Transcript) else transcript
+    out: dict[str, Any] = {"id": data["case_id"], "cat": data["category"]}
+    _put(out, "g", data.get("gold_class"))
+    if data.get("gold_turns") is not None:
+        out["gt"] = list(data["gold_turns"])
+    for key, name in (("h", "gold_hit"), ("p", "passed")):
+        if data.get(name) is not None:
+            out[key] = bool(data[name])
+    _put(out, "v", data.get("verdict"))
+    _put(out, "et", data.get("error_type"))
+    _put(out, "em", data.get("error_message"), COMPACT_TEXT_CHARS)
+    _put(out, "ie", data.get("inference_error"), COMPACT_TEXT_CHARS)
+    _put(out, "sc", data.get("scheme"))
+    _put(out, "n", list(data.get("notes") or []))
+    turns = []
+    for turn in data.get("turns") or []:
+        compact: dict[str, Any] = {}
+        _put(compact, "g", 1 if turn.get("gold_turn") else None)
+        _put(compact, "ft", 1 if turn.get("force_terminated") else None)
+        _put(compact, "u", [page_cut(message, COMPACT_TEXT_CHARS) for message in turn.get("user_messages") or []])
+        compact["s"] = [_compact_step(step) for step in turn.get("steps") or []]
+        turns.append(compact)
+    out["t"] = turns
+    return out

@@ -1,4 +1,4 @@
-"""A BFCL run directory -> the transcript of one case (``tooldiag show RUN_DIR CASE_ID``).
+"""A BFCL run directory -> the transcript of one case (``tooldiag show RUN_DIR CASE_ID``), or of all.
 
 The stored trajectory already holds every emission, BFCL's decoded calls and the tool
 results; this adapter adds what only the suite knows: the case's gold class and gold
@@ -10,11 +10,13 @@ shown and marked as not counted, exactly as the diagnostic leaves them out.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tooldiag.classify.explain import Explanation
 from tooldiag.errors import StoreError, UserError
-from tooldiag.report.transcript import Transcript, build_transcript
+from tooldiag.report.transcript import Transcript, build_transcript, emission_items, explain_distinct
 from tooldiag.store import RunStore
 from tooldiag.suites.bfcl.diagnostic import run_name
 from tooldiag.suites.bfcl.gold import BfclCaseNotes, bfcl_gold_turns, gold_class
@@ -57,33 +59,72 @@ def bfcl_transcript(run_dir: str | Path, case_id: str, classifier: Any) -> Trans
         if record is None:
             known = [r.case_id for r in store.iter_cases()]
             raise unknown_case(case_id, f"the run {run_dir}", known, f"tooldiag cases {run_dir}")
-        trajectory = record.trajectory
-        notes = BfclCaseNotes.of(trajectory.notes)
-        gold = gold_class(record.category, notes)
-        gold_turns = bfcl_gold_turns(record.category, notes.ground_truth_sizes, notes.give_back_turns)
-        grade = record.grade
-        errored = record.status != "done"
-        remarks = []
-        if gold is None:
-            remarks.append(f"no gold action class is known for category {record.category!r}: no diagnostic verdict")
-        if any(step.emission.injected for turn in trajectory.turns for step in turn.steps):
-            remarks.append("INJECTED emissions are the harness's text (a probe's), shown but not counted")
-        return build_transcript(
-            trajectory.turns,
-            classifier,
-            run=run_name(store.config, run_dir),
-            source=str(run_dir),
-            case_id=record.case_id,
-            category=record.category,
-            gold_class=gold,
-            gold_turns=gold_turns,
-            passed=record.passed,
-            error_type=record.error_type if grade is None else grade.error_type,
-            error_message=None if grade is None else grade.error_message,
-            errored=errored,
-            inference_error=trajectory.inference_error,
-            notes=remarks,
-            extra={"probe": store.config.probe} if store.config.probe else {},
-        )
+        return _case_transcript(store, record, classifier, run_dir, run_name(store.config, run_dir))
     finally:
         store.close()
+
+
+def bfcl_transcripts(run_dir: str | Path, classifier: Any, *, run: str | None = None) -> list[Transcript]:
+    """The transcript of every case of the BFCL run ``run_dir``, in the run's case order.
+
+    What :func:`bfcl_transcript` gives for each case, built for a whole run at once (the HTML
+    report embeds every case): the store is read once and every distinct emission of the run
+    is explained once, in one :func:`~tooldiag.report.transcript.explain_distinct` call (a judge
+    scheme batches its requests). ``run`` names the run (default: the model, plus the probe), e.g.
+    the name a report got when two runs shared one.
+    """
+    run_dir = Path(run_dir)
+    store = _open_run(run_dir)
+    try:
+        records = list(store.iter_cases())
+        name = run if run is not None else run_name(store.config, run_dir)
+        per_case = [emission_items(record.trajectory.turns) for record in records]
+        reasons = explain_distinct(classifier, [item for items in per_case for item in items])
+        out = []
+        start = 0
+        for record, items in zip(records, per_case, strict=True):
+            why = reasons[start : start + len(items)]
+            start += len(items)
+            out.append(_case_transcript(store, record, classifier, run_dir, name, why))
+        return out
+    finally:
+        store.close()
+
+
+def _case_transcript(
+    store: RunStore,
+    record: Any,
+    classifier: Any,
+    run_dir: Path,
+    run: str,
+    explanations: Sequence[Explanation] | None = None,
+) -> Transcript:
+    """One stored case as a transcript: its gold class and gold turns, the grade, the remarks."""
+    trajectory = record.trajectory
+    notes = BfclCaseNotes.of(trajectory.notes)
+    gold = gold_class(record.category, notes)
+    gold_turns = bfcl_gold_turns(record.category, notes.ground_truth_sizes, notes.give_back_turns)
+    grade = record.grade
+    remarks = []
+    if gold is None:
+        remarks.append(f"no gold action class is known for category {record.category!r}: no diagnostic verdict")
+    if any(step.emission.injected for turn in trajectory.turns for step in turn.steps):
+        remarks.append("INJECTED emissions are the harness's text (a probe's), shown but not counted")
+    return build_transcript(
+        trajectory.turns,
+        classifier,
+        run=run,
+        source=str(run_dir),
+        case_id=record.case_id,
+        category=record.category,
+        gold_class=gold,
+        gold_turns=gold_turns,
+        passed=record.passed,
+        error_type=record.error_type if grade is None else grade.error_type,
+        error_message=None if grade is None else grade.error_message,
+        errored=record.status != "done",
+        inference_error=trajectory.inference_error,
+        notes=remarks,
+        extra={"probe": store.config.probe} if store.config.probe else {},
+        explanations=explanations,
+    )
