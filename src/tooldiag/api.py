@@ -143,15 +143,21 @@ def html_report(
     *,
     baseline: Sequence[str | Path] | None = None,
     thresholds: Thresholds = Thresholds(),
+    judgebench: str | Path | None = None,
 ) -> str:
-    """``tooldiag report --format html``: one self-contained HTML page (calibration figures and tables).
+    """``tooldiag report --format html``: one self-contained HTML page.
 
-    With ``baseline``, ``run_dirs`` are probe runs and the page adds their shift panels
-    (paper 001 Fig. 2 style, Tables 4, 6-11). The page references nothing outside itself.
+    The summary (the agent's flags beside the judges' guide), the calibration figures and
+    tables, the case browser with every transcript; with ``baseline``, ``run_dirs`` are probe
+    runs and the page adds their shift panels (paper 001 Fig. 2 style, Tables 4, 6-11); with
+    ``judgebench`` (a judgebench store), the judge study (paper 000). Nothing outside the page
+    is referenced.
     """
     from tooldiag.suites.html_report import html_report as build
 
-    return build(run_dirs, _classifier_of(classifier), baseline=baseline, thresholds=thresholds)
+    return build(
+        run_dirs, _classifier_of(classifier), baseline=baseline, thresholds=thresholds, judgebench=judgebench
+    )
 
 
 def audit_import(file: str | Path, run_dir: str | Path) -> ImportSummary:

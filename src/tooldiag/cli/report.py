@@ -95,6 +95,19 @@ PARQUET = "parquet"
 HTML = "html"
 
 
+JudgeBench = Annotated[
+    Path | None,
+    typer.Option(
+        "--judgebench",
+        help=(
+            "With --format html: a judgebench store (`tooldiag judgebench judge --run-dir DIR`); its judge study "
+            "joins the page, and the summary puts the agent's flags beside which judge to trust per difficulty."
+        ),
+        file_okay=False,
+    ),
+]
+
+
 def check_format(fmt: str, extra: tuple[str, ...] = ()) -> None:
     """``fmt`` is a text format of the renderers, or one of the command's ``extra`` ones (report: parquet)."""
     from tooldiag.errors import UserError
@@ -122,6 +135,7 @@ def report_command(
     t_cap: TCap = 10,
     confidence: Confidence = 0.95,
     baseline: Baseline = None,
+    judgebench: JudgeBench = None,
 ) -> None:
     """Action-class calibration profile of runs (paper 001 Tables 1, 14, 5).
 
@@ -130,7 +144,9 @@ def report_command(
     With --baseline: RUN_DIRS are probe runs (`run bfcl --probe`) and the report gives
     their shifts against the baseline of the same model (Tables 4, 6-11; docs/probes.md).
 
-    With --format html: one page (figures and tables, offline) with the probe section under --baseline.
+    With --format html: one page (figures and tables, offline): summary, calibration, the probe
+    section under --baseline, the case browser (every case with its transcript) and, with
+    --judgebench DIR, the judge study beside the agent's profile.
 
     Example: tooldiag report runs/qwen3 runs/xlam --format latex --out table1.tex
     """
@@ -147,6 +163,10 @@ def report_command(
         from tooldiag.errors import UserError
 
         raise UserError("--format html writes a whole page, not a text for the terminal", hint="add --out report.html")
+    if judgebench is not None and fmt != HTML:
+        from tooldiag.errors import UserError
+
+        raise UserError("--judgebench joins a judge study to the HTML page only", hint="add --format html --out F")
     classifier = resolve_classifier_options(
         scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
         judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
@@ -157,7 +177,7 @@ def report_command(
         from tooldiag.classify.provenance import CountingClassifier
 
         counting = CountingClassifier(classifier)  # every run of the page counts here: one warning block
-        write_out(api.html_report(run_dirs, counting, baseline=baseline, thresholds=thresholds), out)
+        write_out(api.html_report(run_dirs, counting, baseline=baseline, thresholds=thresholds, judgebench=judgebench), out)
         print_classifier_warnings([counting.summary()])
         return
     # -- probe shifts (tooldiag.suites.bfcl.probes.report), only with --baseline --------------------------

@@ -13,7 +13,7 @@ the probe runs together, so that a probe's effect shows in the scatter too.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,30 +25,61 @@ from tooldiag.report.html.calibration import calibration_section
 if TYPE_CHECKING:
     from tooldiag.classify import Classifier
     from tooldiag.report.model import RunReport
+    from tooldiag.report.transcript import Transcript
     from tooldiag.suites.bfcl.probes.report import ProbeReport
+    from tooldiag.suites.judgebench.analysis import JudgeBenchReport
 
 TITLE = "tooldiag report"
 
 
-def report_sections(reports: Sequence[RunReport], probe_report: ProbeReport | None = None) -> list[Section]:
-    """The page's sections, in order. Every section of the report is added here and nowhere else."""
-    sections: list[Section] = []
-    # 1. joint summary (calibration + judge side by side): added here, first, by the joint view;
-    #    it quotes tooldiag.report.html.calibration.calibration_summary(reports).
-    sections.append(calibration_section(reports))
+def report_sections(
+    reports: Sequence[RunReport],
+    probe_report: ProbeReport | None = None,
+    *,
+    transcripts: Mapping[tuple[str, str], Transcript] | None = None,
+    judge_report: JudgeBenchReport | None = None,
+) -> list[Section]:
+    """The page's sections, in order. Every section of the report is added here and nowhere else.
+
+    1. the joint summary: the agent's calibration flags beside the judges' guide;
+    2. the calibration profile (paper 001 Tables 1, 14, 5 and the GAR vs Acc scatter);
+    3. the probe shifts, with ``--baseline``;
+    4. the case browser (every case, its verdict, its transcript), after the numbers it explains;
+    5. the judge study (paper 000), with ``--judgebench``.
+    """
+    from tooldiag.report.html.calibration import calibration_summary
+    from tooldiag.report.html.cases import case_browser_section
+    from tooldiag.report.html.joint import joint_section
+
+    judge_lines: list[str] = []
+    judge = None
+    if judge_report is not None:
+        from tooldiag.suites.judgebench.html import judge_section, judge_summary
+
+        judge_lines = judge_summary(judge_report)
+        judge = judge_section(judge_report)
+    sections = [joint_section(calibration_summary(reports) if reports else [], judge_lines)]
+    if reports:
+        sections.append(calibration_section(reports))
     if probe_report is not None:
         from tooldiag.suites.bfcl.probes.html import probe_section
 
         sections.append(probe_section(probe_report))
-    # 3. case browser (tooldiag.report.html.cases): added here, after the numbers it explains.
-    # 4. judge section (`--judgebench DIR`, tooldiag.report.html.judge): added here, last.
+    if reports:
+        sections.append(case_browser_section(reports, transcripts or {}))
+    if judge is not None:
+        sections.append(judge)
     return sections
 
 
-def subtitle(reports: Sequence[RunReport]) -> str:
-    """``Runs: ref/oracle (runs/oracle), ...``: what the page is about."""
+def subtitle(reports: Sequence[RunReport], judge_report: JudgeBenchReport | None = None) -> str:
+    """``Runs: ref/oracle (runs/oracle), ...; judge study: ...``: what the page is about."""
     runs = [f"{r.name} ({r.source})" if r.source and r.source != r.name else r.name for r in reports]
-    return "Runs: " + ", ".join(runs) if runs else "No run"
+    text = "Runs: " + ", ".join(runs) if runs else "No run"
+    cells = judge_report.tables.get("cells") if judge_report is not None else None
+    if cells is not None and "judge" in cells:
+        text += "; judges: " + ", ".join(str(j) for j in dict.fromkeys(cells["judge"]))
+    return text
 
 
 def footer(reports: Sequence[RunReport]) -> str:
@@ -70,11 +101,36 @@ def footer(reports: Sequence[RunReport]) -> str:
     )
 
 
-def html_page(reports: Sequence[RunReport], probe_report: ProbeReport | None = None) -> str:
-    """The whole document for ``reports`` (and the probe report, when there is one)."""
-    return render_page(
-        TITLE, report_sections(reports, probe_report), subtitle=subtitle(reports), footer=footer(reports)
-    )
+def html_page(
+    reports: Sequence[RunReport],
+    probe_report: ProbeReport | None = None,
+    *,
+    transcripts: Mapping[tuple[str, str], Transcript] | None = None,
+    judge_report: JudgeBenchReport | None = None,
+) -> str:
+    """The whole document for ``reports`` (and the probe report, the transcripts, the judge study)."""
+    sections = report_sections(reports, probe_report, transcripts=transcripts, judge_report=judge_report)
+    return render_page(TITLE, sections, subtitle=subtitle(reports, judge_report), footer=footer(reports))
+
+
+def bfcl_transcript_map(
+    reports: Sequence[RunReport], run_dirs: Sequence[str | Path], classifier: Classifier
+) -> dict[tuple[str, str], Transcript]:
+    """Every case's transcript of every run, keyed by the report's (possibly renamed) run name."""
+    from tooldiag.report.html.cases import transcript_map
+    from tooldiag.suites.bfcl.transcript import bfcl_transcripts
+
+    out: dict[tuple[str, str], Transcript] = {}
+    for report, run_dir in zip(reports, run_dirs, strict=True):
+        out.update(transcript_map(bfcl_transcripts(run_dir, classifier, run=report.name)))
+    return out
+
+
+def judge_report_of(judgebench: str | Path) -> JudgeBenchReport:
+    """``--judgebench DIR``: the analysis of a judgebench store (``tooldiag judgebench judge``'s folder)."""
+    from tooldiag.api import judgebench_analyze
+
+    return judgebench_analyze(judgebench)
 
 
 def html_report(
@@ -83,10 +139,15 @@ def html_report(
     *,
     baseline: Sequence[str | Path] | None = None,
     thresholds: Thresholds = Thresholds(),
+    judgebench: str | Path | None = None,
 ) -> str:
-    """The page over run directories; with ``baseline``, ``run_dirs`` are probe runs of the same models."""
+    """The page over run directories; with ``baseline``, ``run_dirs`` are probe runs of the same models;
+    with ``judgebench``, the judge study of that store joins the page (and its summary)."""
+    from tooldiag.classify import get_classifier
     from tooldiag.suites.bfcl.diagnostic import reports_from_run_dirs
 
+    classifier = classifier or get_classifier("default")
+    judge_report = judge_report_of(judgebench) if judgebench is not None else None
     probe_report = None
     dirs = [Path(d) for d in run_dirs]
     if baseline:
@@ -95,4 +156,5 @@ def html_report(
         probe_report = probe_report_from_dirs(dirs, list(baseline), classifier)
         dirs = [Path(d) for d in baseline] + dirs
     reports = reports_from_run_dirs(dirs, classifier, thresholds=thresholds)
-    return html_page(reports, probe_report)
+    transcripts = bfcl_transcript_map(reports, dirs, classifier)
+    return html_page(reports, probe_report, transcripts=transcripts, judge_report=judge_report)
