@@ -24,6 +24,7 @@ _FRONT_DOOR = (
     "diagnose_log",
     "import_bfcl",
     "judgebench_analyze",
+    "judgebench_html",
     "judgebench_judge",
     "judgebench_predict",
     "load_cases",
@@ -36,6 +37,7 @@ _FRONT_DOOR = (
     "show_case",
     "tau2_cases",
     "tau2_diagnose",
+    "tau2_html",
 )
 
 __all__ = ["__version__", *_FRONT_DOOR]
