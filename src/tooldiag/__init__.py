@@ -25,6 +25,7 @@ _FRONT_DOOR = (
     "html_report",
     "import_bfcl",
     "judgebench_analyze",
+    "judgebench_html",
     "judgebench_judge",
     "judgebench_predict",
     "load_cases",
@@ -37,6 +38,7 @@ _FRONT_DOOR = (
     "show_case",
     "tau2_cases",
     "tau2_diagnose",
+    "tau2_html",
 )
 
 __all__ = ["__version__", *_FRONT_DOOR]

@@ -373,6 +373,33 @@ def load_tau2(
     return tau2_frame(evidence, name)
 
 
+def tau2_html(
+    results: Iterable[str | Path],
+    *,
+    judge: str | None = None,
+    judge_options: ModelOptions | None = None,
+    concurrency: int = 8,
+    window: int = 10,
+    tasks_file: str | Path | None = None,
+    ask_ids: Mapping[str, set[str]] | None = None,
+) -> str:
+    """``tooldiag tau2 diagnose --format html``: one self-contained page with Tables 2 and 3, the GAR/Acc
+    figure and every write with the messages behind its verdict (one pass over the files)."""
+    from tooldiag.suites.tau2.cases import tau2_evidence
+    from tooldiag.suites.tau2.html import tau2_page
+
+    evidence = tau2_evidence(
+        [Path(p) for p in results],
+        judge=judge,
+        judge_options=judge_options,
+        concurrency=concurrency,
+        window=window,
+        tasks_file=tasks_file,
+        ask_ids=ask_ids,
+    )
+    return tau2_page(evidence)
+
+
 # -- AgentJudgeBench (paper 000) -------------------------------------------------------------
 def judgebench_predict(
     run_dir: str | Path,
@@ -527,6 +554,15 @@ def judgebench_analyze(
     if data.frame.empty:
         raise UserError(f"{run_dir} holds no parsed judge verdicts yet", hint="run `tooldiag judgebench judge` first")
     return analyze(data, AnalysisSettings(n_resamples=resamples, seed=seed, workers=workers))
+
+
+def judgebench_html(report: JudgeBenchReport, title: str = "Judge reliability report") -> str:
+    """``tooldiag judgebench analyze --formats html``: the analysis (:func:`judgebench_analyze`) as one
+    self-contained page: alignment by difficulty (paper 000 Fig. 8), per metric and topology, GT lift,
+    kappa heatmap, confusion matrices and the decision guide, each figure above its numbers."""
+    from tooldiag.suites.judgebench.html import judgebench_page
+
+    return judgebench_page(report, title)
 
 
 def load_judgebench(

@@ -228,7 +228,9 @@ def analyze_command(
     formats: Annotated[
         str,
         typer.Option(
-            "--formats", help="Comma list of md, csv, json, parquet (tables/<name>.parquet: the tables, typed)."
+            "--formats",
+            help="Comma list of md, csv, json, parquet (tables/<name>.parquet: the tables, typed), html "
+            "(report.html: one self-contained page with the figures).",
         ),
     ] = "md,csv,json",
     resamples: Annotated[
@@ -243,7 +245,7 @@ def analyze_command(
         ),
     ] = "released",
 ) -> None:
-    """Alignment, GT lift, agreement, robustness and decision guide, as md/csv/json."""
+    """Alignment, GT lift, agreement, robustness and decision guide, as md/csv/json/parquet/html."""
     from tooldiag.api import judgebench_analyze
     from tooldiag.suites.judgebench.report import summary_markdown, write_report
 

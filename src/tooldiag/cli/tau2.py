@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -28,8 +28,9 @@ def diagnose_command(
         typer.Option(
             "--format",
             "-f",
-            help="md, csv (one tidy table with a 'section' column), json, or parquet (the csv table, typed; "
-            "needs --out).",
+            help="md, csv (one tidy table with a 'section' column), json, parquet (the csv table, typed; "
+            "needs --out), or html (one self-contained page: Tables 2 and 3, a figure, every write with its "
+            "messages; needs --out).",
         ),
     ] = "md",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")] = None,
@@ -72,26 +73,34 @@ def diagnose_command(
     from tooldiag.suites.tau2.formats import FORMATS, render
     from tooldiag.suites.tau2.tasks import load_ask_ids_file
 
-    if format not in (*FORMATS, "parquet"):
-        raise UserError(f"unknown format {format!r}", hint=f"use --format {' | '.join((*FORMATS, 'parquet'))}")
+    if format not in (*FORMATS, "parquet", "html"):
+        raise UserError(f"unknown format {format!r}", hint=f"use --format {' | '.join((*FORMATS, 'parquet', 'html'))}")
     if format == "parquet":
         from tooldiag.report.table_files import check_parquet_out
 
         check_parquet_out(out)
+    if format == "html" and out is None:
+        raise UserError("--format html needs --out", hint="e.g. --format html --out report.html")
     options = None
     if judge is not None:
         from tooldiag.cli.options import build_model_options
 
         options = build_model_options(base_url, api_key_env, concurrency, no_cache, max_retries)
-    report = tau2_diagnose(
-        results,
-        judge=judge,
-        judge_options=options,
-        concurrency=concurrency,
-        window=window,
-        tasks_file=tasks,
-        ask_ids=load_ask_ids_file(ask_ids) if ask_ids else None,
-    )
+    settings: dict[str, Any] = {
+        "judge": judge,
+        "judge_options": options,
+        "concurrency": concurrency,
+        "window": window,
+        "tasks_file": tasks,
+        "ask_ids": load_ask_ids_file(ask_ids) if ask_ids else None,
+    }
+    if format == "html":
+        from tooldiag.api import tau2_html
+
+        write_out(tau2_html(results, **settings), out)
+        typer.echo(f"wrote {out}", err=True)
+        return
+    report = tau2_diagnose(results, **settings)
     if format == "parquet":
         from tooldiag.report.frames import write_parquet
         from tooldiag.suites.tau2.formats import report_frame

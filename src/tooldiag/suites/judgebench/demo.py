@@ -13,7 +13,7 @@ import asyncio
 from pathlib import Path
 
 from tooldiag.models import resolve_model
-from tooldiag.suites.judgebench.analysis import AnalysisSettings
+from tooldiag.suites.judgebench.analysis import AnalysisSettings, JudgeBenchReport
 from tooldiag.suites.judgebench.evaluations import load_evaluations
 from tooldiag.suites.judgebench.generate import predict
 from tooldiag.suites.judgebench.judge import judge_predictions
@@ -26,8 +26,12 @@ DEMO_JUDGES = ("ref/jb-exact", "ref/jb-lenient", "ref/jb-anchored", "ref/jb-flak
 DEMO_CONDITIONS = ("with_gt", "without_gt")
 
 
-def run_demo(out_dir: Path) -> str:
-    """Run (or resume) the demo study under ``out_dir``; returns a short markdown summary."""
+def demo_report(out_dir: Path) -> JudgeBenchReport:
+    """Run (or resume) the demo study under ``out_dir / "run"`` and analyse it (nothing written but the run).
+
+    Separate from :func:`run_demo` so that a combined report (BFCL runs beside the judges) can take
+    the analysis without the judgebench report folder.
+    """
     out_dir = Path(out_dir)
     records = load_records()
     with JudgeBenchStore(out_dir / "run") as store:
@@ -36,6 +40,14 @@ def run_demo(out_dir: Path) -> str:
         for judge in DEMO_JUDGES:
             asyncio.run(judge_predictions(store, judge, resolve_model(judge), conditions=DEMO_CONDITIONS))
         data = load_evaluations(store)
-    report = analyze(data, AnalysisSettings())
-    write_report(report, out_dir / "report", title="Judge reliability demo (reference models, built-in records)")
+    return analyze(data, AnalysisSettings())
+
+
+def run_demo(out_dir: Path) -> str:
+    """Run (or resume) the demo study under ``out_dir``; returns a short markdown summary."""
+    out_dir = Path(out_dir)
+    report = demo_report(out_dir)
+    # No report.html here: ``tooldiag demo`` draws the judges into its one combined page (demo_report).
+    title = "Judge reliability demo (reference models, built-in records)"
+    write_report(report, out_dir / "report", ("md", "csv", "json", "parquet"), title=title)
     return summary_markdown(report) + f"\nFull report (md, csv, json): {out_dir / 'report'}\n"

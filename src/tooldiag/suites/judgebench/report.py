@@ -41,7 +41,7 @@ from tooldiag.suites.judgebench.reliability import (
     soft_jury_table,
 )
 
-FORMATS = ("md", "csv", "json", "parquet")
+FORMATS = ("md", "csv", "json", "parquet", "html")
 
 #: Section titles and one-line explanations, in report order.
 SECTIONS: dict[str, tuple[str, str]] = {
@@ -269,14 +269,15 @@ def write_report(
     formats: tuple[str, ...] = FORMATS,
     title: str = "Judge reliability report",
 ) -> list[Path]:
-    """Write ``report.md``, ``tables/<name>.csv``, ``tables/<name>.parquet`` and ``report.json`` under ``out_dir``.
+    """Write ``report.md``, ``tables/<name>.csv``, ``tables/<name>.parquet``, ``report.json`` and ``report.html``
+    (one self-contained page: the figures and their tables) under ``out_dir``.
 
     Parquet (``parquet`` in ``formats``) holds each table as the analysis computed it:
     numbers as numbers, every column of the DataFrame (what ``tooldiag.load_judgebench`` returns).
     """
     bad = [f for f in formats if f not in FORMATS]
     if bad:
-        raise UserError(f"unknown report format(s): {', '.join(bad)}", hint="use md, csv, json, parquet")
+        raise UserError(f"unknown report format(s): {', '.join(bad)}", hint="use md, csv, json, parquet, html")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -305,5 +306,11 @@ def write_report(
             "tables": {name: table_records(frame_table(table, key=name)) for name, table in report.tables.items()},
         }
         path.write_text(json.dumps(payload, indent=1, allow_nan=False), "utf-8")
+        written.append(path)
+    if "html" in formats:
+        from tooldiag.suites.judgebench.html import judgebench_page
+
+        path = out / "report.html"
+        path.write_text(judgebench_page(report, title), "utf-8")
         written.append(path)
     return written
