@@ -155,9 +155,7 @@ def html_report(
     """
     from tooldiag.suites.html_report import html_report as build
 
-    return build(
-        run_dirs, _classifier_of(classifier), baseline=baseline, thresholds=thresholds, judgebench=judgebench
-    )
+    return build(run_dirs, _classifier_of(classifier), baseline=baseline, thresholds=thresholds, judgebench=judgebench)
 
 
 def audit_import(file: str | Path, run_dir: str | Path) -> ImportSummary:

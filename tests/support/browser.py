@@ -153,7 +153,8 @@ def recording_proxy() -> Iterator[RecordingProxy]:
 
 
 def page_requests(requests: Sequence[Request]) -> list[Request]:
-    """The requests that are the page's doing: all but Chromium's own sign-in probe."""
+    """The requests that are the page's doing: all but Chromium's own services (sign-in probe, GCM), which
+    :func:`browser_args` sends to :data:`BROWSER_OWN_HOST`."""
     return [r for r in requests if r.host != BROWSER_OWN_HOST]
 
 
@@ -185,6 +186,11 @@ def browser_args(user_data_dir: Path, proxy_port: int) -> list[str]:
         "--use-mock-keychain",
         "--disable-features=" + ",".join(_DISABLED_FEATURES),
         f"--gaia-url=http://{BROWSER_OWN_HOST}/",
+        # Chromium's push-messaging (GCM) check-in and registration, which a longer page load
+        # lets it start (seen on the demo's page: CONNECT android.clients.google.com:443)
+        f"--gcm-checkin-url=http://{BROWSER_OWN_HOST}/checkin",
+        f"--gcm-registration-url=http://{BROWSER_OWN_HOST}/register",
+        f"--gcm-mcs-endpoint=http://{BROWSER_OWN_HOST}/mcs",
         f"--proxy-server=http://127.0.0.1:{proxy_port}",
         "--proxy-bypass-list=<-loopback>",
         "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",

@@ -57,7 +57,9 @@ def demo_command(
             print_summary(summary, console)
         run_dirs.append(run_dir)
 
-    from tooldiag.suites.bfcl.diagnostic import HTML_REPORT_FILE, write_reports
+    from tooldiag.suites.bfcl.diagnostic import write_reports
+    from tooldiag.suites.html_report import HTML_REPORT_FILE, write_html_report
+    from tooldiag.suites.judgebench.demo import demo_report, run_demo
 
     table = write_reports(run_dirs, out / "reports")
     console.print("\n[bold]Action-class diagnostic (paper 001, Table 1)[/bold]")
@@ -71,14 +73,12 @@ def demo_command(
         soft_wrap=True,
     )
 
-    from tooldiag.suites.judgebench.demo import run_demo
-
     console.print("\n[bold]Judge reliability on built-in records (paper 000, Table 2)[/bold]")
-    show(run_demo(out / "judgebench"))
-    # last, so that it is the line a user sees: one file with every figure and table, opens offline
-    console.print(
-        f"the whole report as one page (any browser, offline): [bold]{out / 'reports' / HTML_REPORT_FILE}[/bold]"
-    )
+    judges = demo_report(out / "judgebench")
+    show(run_demo(out / "judgebench", judges))
+    # the agent's calibration and the judges' reliability on one page, which opens offline
+    page = write_html_report(out / "reports" / HTML_REPORT_FILE, run_dirs, judge_report=judges)
+    console.print(f"the whole report as one page (any browser, offline): [bold]{page}[/bold]")
 
 
 def register(app: typer.Typer) -> None:

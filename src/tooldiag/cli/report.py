@@ -177,7 +177,9 @@ def report_command(
         from tooldiag.classify.provenance import CountingClassifier
 
         counting = CountingClassifier(classifier)  # every run of the page counts here: one warning block
-        write_out(api.html_report(run_dirs, counting, baseline=baseline, thresholds=thresholds, judgebench=judgebench), out)
+        write_out(
+            api.html_report(run_dirs, counting, baseline=baseline, thresholds=thresholds, judgebench=judgebench), out
+        )
         print_classifier_warnings([counting.summary()])
         return
     # -- probe shifts (tooldiag.suites.bfcl.probes.report), only with --baseline --------------------------

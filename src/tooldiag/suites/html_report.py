@@ -158,3 +158,28 @@ def html_report(
     reports = reports_from_run_dirs(dirs, classifier, thresholds=thresholds)
     transcripts = bfcl_transcript_map(reports, dirs, classifier)
     return html_page(reports, probe_report, transcripts=transcripts, judge_report=judge_report)
+
+
+#: The page ``tooldiag demo`` writes beside the text reports.
+HTML_REPORT_FILE = "report.html"
+
+
+def write_html_report(
+    path: str | Path,
+    run_dirs: Sequence[str | Path],
+    classifier: Classifier | None = None,
+    *,
+    judge_report: JudgeBenchReport | None = None,
+) -> Path:
+    """Write the page over ``run_dirs`` (and a judge study already analysed) to ``path``; return it."""
+    from tooldiag.classify import get_classifier
+    from tooldiag.suites.bfcl.diagnostic import reports_from_run_dirs
+
+    classifier = classifier or get_classifier("default")
+    dirs = [Path(d) for d in run_dirs]
+    reports = reports_from_run_dirs(dirs, classifier)
+    page = html_page(reports, transcripts=bfcl_transcript_map(reports, dirs, classifier), judge_report=judge_report)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    return path

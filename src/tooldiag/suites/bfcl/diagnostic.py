@@ -188,19 +188,12 @@ def reports_from_run_dirs(
     return reports
 
 
-#: The HTML page :func:`write_reports` writes beside the text formats.
-HTML_REPORT_FILE = "report.html"
-
-
 def write_reports(run_dirs: Sequence[Path], out_dir: Path, classifier: Classifier | None = None) -> str:
-    """Report ``run_dirs`` in every format under ``out_dir`` (``report.html`` too); return Table 1 as markdown.
+    """Report ``run_dirs`` in every text format under ``out_dir``; return Table 1 as markdown.
 
-    This is what ``tooldiag demo`` calls at its end. The reports are built once and
-    rendered in every format, the HTML page included.
+    This is what ``tooldiag demo`` calls (its HTML page, which also holds the judge study,
+    is :func:`tooldiag.suites.html_report.write_html_report`).
     """
-    from tooldiag.suites.html_report import html_page
-
     reports = reports_from_run_dirs([Path(d) for d in run_dirs], classifier)
     write_report_files(reports, out_dir)
-    (Path(out_dir) / HTML_REPORT_FILE).write_text(html_page(reports), encoding="utf-8")
     return table1_markdown(reports)

@@ -43,10 +43,14 @@ def demo_report(out_dir: Path) -> JudgeBenchReport:
     return analyze(data, AnalysisSettings())
 
 
-def run_demo(out_dir: Path) -> str:
-    """Run (or resume) the demo study under ``out_dir``; returns a short markdown summary."""
+def run_demo(out_dir: Path, report: JudgeBenchReport | None = None) -> str:
+    """Run (or resume) the demo study under ``out_dir``; returns a short markdown summary.
+
+    ``report``: the study's analysis when the caller already made it (:func:`demo_report`), so
+    that ``tooldiag demo`` analyses once for its text report and its HTML page.
+    """
     out_dir = Path(out_dir)
-    report = demo_report(out_dir)
+    report = report if report is not None else demo_report(out_dir)
     # No report.html here: ``tooldiag demo`` draws the judges into its one combined page (demo_report).
     title = "Judge reliability demo (reference models, built-in records)"
     write_report(report, out_dir / "report", ("md", "csv", "json", "parquet"), title=title)
