@@ -155,7 +155,10 @@ def html_report(
     """
     from tooldiag.suites.html_report import html_report as build
 
-    return build(run_dirs, _classifier_of(classifier), baseline=baseline, thresholds=thresholds, judgebench=judgebench)
+    judge_report = judgebench_analyze(judgebench) if judgebench is not None else None
+    return build(
+        run_dirs, _classifier_of(classifier), baseline=baseline, thresholds=thresholds, judge_report=judge_report
+    )
 
 
 def audit_import(file: str | Path, run_dir: str | Path) -> ImportSummary:

@@ -126,28 +126,20 @@ def bfcl_transcript_map(
     return out
 
 
-def judge_report_of(judgebench: str | Path) -> JudgeBenchReport:
-    """``--judgebench DIR``: the analysis of a judgebench store (``tooldiag judgebench judge``'s folder)."""
-    from tooldiag.api import judgebench_analyze
-
-    return judgebench_analyze(judgebench)
-
-
 def html_report(
     run_dirs: Sequence[str | Path],
     classifier: Classifier | None = None,
     *,
     baseline: Sequence[str | Path] | None = None,
     thresholds: Thresholds = Thresholds(),
-    judgebench: str | Path | None = None,
+    judge_report: JudgeBenchReport | None = None,
 ) -> str:
     """The page over run directories; with ``baseline``, ``run_dirs`` are probe runs of the same models;
-    with ``judgebench``, the judge study of that store joins the page (and its summary)."""
+    with ``judge_report`` (a judgebench store's analysis), the judge study joins the page and its summary."""
     from tooldiag.classify import get_classifier
     from tooldiag.suites.bfcl.diagnostic import reports_from_run_dirs
 
     classifier = classifier or get_classifier("default")
-    judge_report = judge_report_of(judgebench) if judgebench is not None else None
     probe_report = None
     dirs = [Path(d) for d in run_dirs]
     if baseline:
