@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from tooldiag.suites.bfcl.importer import ImportPlan
     from tooldiag.suites.bfcl.probes.report import ProbeReport
     from tooldiag.suites.bfcl.runner import RunSummary
+    from tooldiag.suites.judgebench.construct.metajudge import MetaJudgeSummary, MetaJudgeTable
+    from tooldiag.suites.judgebench.construct.rewrite import RewriteSummary
     from tooldiag.suites.judgebench.generate import PredictSummary
     from tooldiag.suites.judgebench.judge import JudgeSummary
     from tooldiag.suites.judgebench.report import JudgeBenchReport
@@ -531,6 +533,109 @@ def _progress_of(
     factory: Callable[[str], AbstractContextManager[ProgressSink]] | None, label: str
 ) -> AbstractContextManager[ProgressSink | None]:
     return factory(label) if factory is not None else nullcontext(None)
+
+
+def judgebench_rewrite(
+    records: str | Path,
+    model: str,
+    out: str | Path,
+    *,
+    run_dir: str | Path | None = None,
+    config: GenerationConfig | None = None,
+    retries: int = 1,
+    options: ModelOptions | None = None,
+    prompt_dir: str | Path | None = None,
+    progress: Callable[[str], AbstractContextManager[ProgressSink]] | None = None,
+) -> RewriteSummary:
+    """``tooldiag judgebench rewrite``: easy -> medium and medium -> hard queries, calls and trace untouched.
+
+    ``records`` is a records file (or ``builtin``); ``out`` receives every row with
+    ``query_medium``, ``query_hard`` and their ``OK``/``FAILED`` statuses. Resumable: each rewrite
+    is stored in ``run_dir`` (default ``OUT`` with suffix ``.run``) as it finishes.
+    """
+    from tooldiag.models import ModelOptions, resolve_model
+    from tooldiag.suites.judgebench.construct import rewrite as rw
+    from tooldiag.suites.judgebench.construct.rewrite_store import ConstructStore
+
+    loaded = rw.read_records_input(records)
+    options = options or ModelOptions()
+    backend = resolve_model(model, options)
+    folder = Path(run_dir) if run_dir is not None else rw.default_run_dir(out)
+    with ConstructStore(folder / rw.STORE_NAME) as store, _progress_of(progress, f"rewrite {model}") as sink:
+        summary = asyncio.run(
+            rw.rewrite_records(
+                store,
+                loaded.records,
+                model,
+                backend,
+                config=config,
+                retries=retries,
+                concurrency=options.concurrency,
+                prompt_dir=prompt_dir,
+                progress=sink,
+            )
+        )
+        rows = rw.rewritten_rows(loaded, store)
+    summary.out = rw.write_jsonl(rows, out)
+    for row in rows:
+        summary.written[("medium", row["rewrite_medium_status"])] += 1
+        summary.written[("hard", row["rewrite_hard_status"])] += 1
+    return summary
+
+
+def judgebench_metajudge(
+    rewritten: str | Path,
+    judges: Sequence[str],
+    *,
+    out: str | Path | None = None,
+    config: GenerationConfig | None = None,
+    retries: int = 2,
+    options: ModelOptions | None = None,
+    prompt_dir: str | Path | None = None,
+    progress: Callable[[str], AbstractContextManager[ProgressSink]] | None = None,
+    on_done: Callable[[str, MetaJudgeSummary], None] | None = None,
+) -> tuple[MetaJudgeTable, list[Path]]:
+    """``tooldiag judgebench metajudge``: preservation and hardening votes per rewrite (paper 000 App. N).
+
+    Every judge votes on each transition of each rewritten record; the votes are stored in
+    ``out`` (default ``REWRITTEN`` with suffix ``.metajudge``) as they come, so a run resumes, and
+    the table (Table 22) is written there. Returns the table and the files written.
+    """
+    from tooldiag.errors import UserError
+    from tooldiag.models import ModelOptions, resolve_model
+    from tooldiag.suites.judgebench.construct import metajudge as mj
+    from tooldiag.suites.judgebench.construct.rewrite import read_records_input
+    from tooldiag.suites.judgebench.construct.rewrite_store import ConstructStore
+
+    loaded = read_records_input(rewritten)
+    items, failed = mj.triplet_items(loaded.records)
+    options = options or ModelOptions()
+    names = list(dict.fromkeys(judges))
+    if not names:
+        raise UserError("name at least one meta-judge", hint="e.g. --judge ref/metajudge --judge openai/NAME")
+    backends = {name: resolve_model(name, options) for name in names}
+    folder = Path(out) if out is not None else Path(str(rewritten)).with_suffix(".metajudge")
+    with ConstructStore(folder / mj.STORE_NAME) as store:
+        for name, backend in backends.items():
+            with _progress_of(progress, f"metajudge {name}") as sink:
+                summary = asyncio.run(
+                    mj.vote_items(
+                        store,
+                        items,
+                        name,
+                        backend,
+                        config=config,
+                        retries=retries,
+                        concurrency=options.concurrency,
+                        prompt_dir=prompt_dir,
+                        progress=sink,
+                    )
+                )
+            if on_done is not None:
+                on_done(name, summary)
+        votes = mj.current_votes(store.votes(), names, items)
+    table = mj.metajudge_table(votes, names, items, failed)
+    return table, mj.write_table(table, votes, folder)
 
 
 def judgebench_analyze(

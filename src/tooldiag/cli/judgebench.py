@@ -1,4 +1,4 @@
-"""``tooldiag judgebench predict | judge | analyze | records``: judge reliability (paper 000).
+"""``tooldiag judgebench predict | judge | analyze | records | rewrite | metajudge``: judge reliability (paper 000).
 
 A study lives in one run directory: ``predict`` stores generator plans, ``judge`` stores
 verdicts under prompt conditions, ``analyze`` writes the report. Both run commands resume:
@@ -275,6 +275,118 @@ def records_command(records: Records = "builtin") -> None:
         console.print(f"  {dag}: {n}")
     for difficulty in DIFFICULTIES:
         console.print(f"  with a {difficulty} query: {sum(1 for r in loaded if r.query(difficulty))}")
+
+
+@app.command("rewrite")
+def rewrite_command(
+    records: Annotated[str, typer.Argument(help="Records file (.jsonl/.json/.parquet) or builtin.")],
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="Rewriter model string, e.g. openai/NAME or ref/rewrite.")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Rewritten records file to write (JSONL).")],
+    run_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--run-dir",
+            help="Where each rewrite is stored as it finishes (created if missing; resumed "
+            "if present). Default: OUT with suffix .run.",
+        ),
+    ] = None,
+    retries: Annotated[int, typer.Option("--retries", min=0, help="Re-asks after an empty or unreadable answer.")] = 1,
+    temperature: Annotated[str, typer.Option("--temperature", help="Number, or 'default' to send none.")] = "0",
+    max_tokens: MaxTokens = None,
+    prompts: Prompts = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = None,
+    concurrency: Concurrency = 8,
+    no_cache: NoCache = False,
+    max_retries: MaxRetries = 6,
+    timeout: Timeout = 120.0,
+    quiet: Quiet = False,
+) -> None:
+    """Rewrite every easy query to medium and every medium to hard; calls and trace stay (FAILED: original kept)."""
+    from rich.console import Console
+
+    from tooldiag.api import judgebench_rewrite
+    from tooldiag.cli.progress import run_progress
+    from tooldiag.suites.judgebench.generate import generation_config
+    from tooldiag.trajectory import GenerationConfig
+
+    summary = judgebench_rewrite(
+        records,
+        model,
+        out,
+        run_dir=run_dir,
+        config=generation_config(_temperature(temperature), None, max_tokens, GenerationConfig(timeout_s=timeout)),
+        retries=retries,
+        options=_options(base_url, api_key_env, concurrency, no_cache, max_retries),
+        prompt_dir=prompts,
+        progress=lambda label: run_progress(label, enabled=not quiet),
+    )
+    console = Console()
+    ran = ", ".join(f"{t} {s} {n}" for (t, s), n in sorted(summary.statuses.items())) or "nothing new"
+    console.print(f"{model}: ran {summary.ran} ({ran}), already stored {summary.skipped}, {summary.wall_s:.1f} s")
+    for target in ("medium", "hard"):
+        ok, failed = summary.written[(target, "OK")], summary.written[(target, "FAILED")]
+        console.print(f"  {target}: {ok} OK, {failed} FAILED (original kept)")
+    console.print(f"wrote {summary.out}; next: tooldiag judgebench metajudge {summary.out} --judge MODEL")
+
+
+@app.command("metajudge")
+def metajudge_command(
+    rewritten: Annotated[str, typer.Argument(help="Rewritten records file (from `judgebench rewrite`).")],
+    judge: Annotated[
+        list[str],
+        typer.Option("--judge", "-j", help="Meta-judge model string (repeatable), e.g. openai/NAME or ref/metajudge."),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Folder for the votes and the table (created if missing; resumed if present). "
+            "Default: REWRITTEN with suffix .metajudge.",
+        ),
+    ] = None,
+    retries: Annotated[int, typer.Option("--retries", min=0, help="Re-asks after an unreadable vote.")] = 2,
+    temperature: Annotated[str, typer.Option("--temperature", help="Number, or 'default' to send none.")] = "0",
+    max_tokens: MaxTokens = None,
+    prompts: Prompts = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = None,
+    concurrency: Concurrency = 8,
+    no_cache: NoCache = False,
+    max_retries: MaxRetries = 6,
+    timeout: Timeout = 120.0,
+    quiet: Quiet = False,
+) -> None:
+    """Meta-judges vote on preservation and hardening of every rewrite; writes Table 22 (paper 000 App. N)."""
+    from rich.console import Console
+
+    from tooldiag.api import judgebench_metajudge
+    from tooldiag.cli.progress import run_progress
+    from tooldiag.suites.judgebench.construct.metajudge import table_markdown
+    from tooldiag.suites.judgebench.generate import generation_config
+    from tooldiag.trajectory import GenerationConfig
+
+    console = Console()
+
+    def done(name, summary) -> None:
+        parts = ", ".join(f"{t} {s} {n}" for (t, s), n in sorted(summary.statuses.items())) or "nothing new"
+        console.print(f"{name}: ran {summary.ran} ({parts}), already stored {summary.skipped}, {summary.wall_s:.1f} s")
+
+    table, written = judgebench_metajudge(
+        rewritten,
+        judge,
+        out=out,
+        config=generation_config(_temperature(temperature), None, max_tokens, GenerationConfig(timeout_s=timeout)),
+        retries=retries,
+        options=_options(base_url, api_key_env, concurrency, no_cache, max_retries),
+        prompt_dir=prompts,
+        progress=lambda label: run_progress(label, enabled=not quiet),
+        on_done=done,
+    )
+    typer.echo(table_markdown(table))
+    typer.echo(f"{len(written)} files in {written[0].parent}")
 
 
 def register(root: typer.Typer) -> None:

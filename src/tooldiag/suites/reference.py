@@ -30,6 +30,8 @@ REFERENCE_POLICIES: dict[str, str] = {
     "jb-lenient": "tooldiag.suites.judgebench.policies:lenient",
     "jb-anchored": "tooldiag.suites.judgebench.policies:anchored",
     "jb-flaky": "tooldiag.suites.judgebench.policies:flaky",
+    "rewrite": "tooldiag.suites.judgebench.construct.rewrite_policies:rewriter",
+    "metajudge": "tooldiag.suites.judgebench.construct.rewrite_policies:metajudge",
 }
 
 

@@ -1,0 +1,1 @@
+"""Building AgentJudgeBench records: generation, quality gates, difficulty rewrites and meta-judge validation."""
