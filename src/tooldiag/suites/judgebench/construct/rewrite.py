@@ -255,13 +255,13 @@ async def rewrite_records(
         return query if status == "ok" and query is not None else source
 
     async def work(record: JudgeBenchRecord) -> None:
-        rows = store.rewrites()
-        medium_row = rows.get((record.id, "medium"))
+        # one worker owns a record, so the rows read before the run are still its rows
+        medium_row = stored.get((record.id, "medium"))
         if _valid(medium_row, record.user_message):
             medium = _result(medium_row, record.user_message)
         else:
             medium = await transition(record, "medium", record.user_message)
-        hard_row = rows.get((record.id, "hard"))
+        hard_row = stored.get((record.id, "hard"))
         if not _valid(hard_row, medium):
             await transition(record, "hard", medium)
 
