@@ -33,7 +33,8 @@ REPORT_GATES = (
 #: Failures listed in the markdown report (all are in the JSON).
 MARKDOWN_FAILURES = 20
 
-Attempt = tuple[str, int, Sequence[str]]
+#: ``(dag_type, attempt_index, failed_gate_names)``, optionally with the names skipped on that attempt.
+Attempt = tuple[str, int, Sequence[str]] | tuple[str, int, Sequence[str], Sequence[str]]
 
 
 @dataclass
@@ -88,13 +89,17 @@ class GateReport:
         skipped: Iterable[str] = (),
         failures: Iterable[dict[str, str]] = (),
     ) -> GateReport:
-        """Count ``attempts`` (``(dag_type, attempt_index, failed_gate_names)``, in order)."""
-        rows = [(str(dag), int(index), tuple(failed)) for dag, index, failed in attempts]
-        names = tuple(gates) + tuple(sorted({g for _, _, failed in rows for g in failed if g not in gates}))
-        skip = set(skipped)
+        """Count ``attempts`` (``(dag_type, attempt_index, failed_gate_names)``, in order).
+
+        ``skipped`` names gates that ran on no attempt; a fourth tuple element names those
+        skipped on that attempt only.
+        """
+        rows = [(str(a[0]), int(a[1]), tuple(a[2]), set(a[3]) if len(a) > 3 else set()) for a in attempts]
+        names = tuple(gates) + tuple(sorted({g for row in rows for g in row[2] if g not in gates}))
         report = cls(names, GroupCounts({n: GateCounts() for n in names}), {}, list(failures))
         expected_index = 0
-        for position, (dag, index, failed) in enumerate(rows):
+        for position, (dag, index, failed, skipped_here) in enumerate(rows):
+            skip = skipped_here | set(skipped)
             if index != 0 and index != expected_index:
                 raise ValueError(f"attempt {position} has index {index}, expected 0 or {expected_index}")
             retried = position + 1 < len(rows) and rows[position + 1][1] == index + 1

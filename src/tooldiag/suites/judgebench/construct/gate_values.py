@@ -186,7 +186,8 @@ def dates_in(text: str) -> set[str]:
         found.add(f"{m.group(3)}-{_MONTHS[m.group(1).lower()]:02d}-{int(m.group(2)):02d}")
     for m in _DAY_MONTH_YEAR.finditer(text):
         found.add(f"{m.group(3)}-{_MONTHS[m.group(2).lower()]:02d}-{int(m.group(1)):02d}")
-    for m in _MONTH_YEAR.finditer(text):
+    rest = _DAY_MONTH_YEAR.sub(" ", _MONTH_DAY_YEAR.sub(" ", text))
+    for m in _MONTH_YEAR.finditer(rest):
         found.add(f"{m.group(2)}-{_MONTHS[m.group(1).lower()]:02d}")
     return found
 

@@ -289,8 +289,8 @@ def _dangling(view: RecordView) -> list[str]:
     if dag == "optional_enrichment" and sinks:
         sinks = sinks[1:]  # the conditional call
     return [
-        f"call {i + 1} ({view.calls[i].name}): no later call uses its output (a {dag or 'record'} may end only "
-        "at its final call(s))"
+        f"call {i + 1} ({view.calls[i].name}): no later call uses its output "
+        f"(in {dag or 'a record'} only the final call(s) may be sinks)"
         for i in sinks
     ]
 
