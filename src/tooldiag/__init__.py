@@ -25,6 +25,7 @@ _FRONT_DOOR = (
     "html_report",
     "import_bfcl",
     "judgebench_analyze",
+    "judgebench_gates",
     "judgebench_html",
     "judgebench_judge",
     "judgebench_metajudge",

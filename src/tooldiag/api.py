@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from tooldiag.suites.bfcl.importer import ImportPlan
     from tooldiag.suites.bfcl.probes.report import ProbeReport
     from tooldiag.suites.bfcl.runner import RunSummary
+    from tooldiag.suites.judgebench.construct.gate_report import GateReport
+    from tooldiag.suites.judgebench.construct.gates import Executor
     from tooldiag.suites.judgebench.construct.metajudge import MetaJudgeSummary, MetaJudgeTable
     from tooldiag.suites.judgebench.construct.rewrite import RewriteSummary
     from tooldiag.suites.judgebench.generate import PredictSummary
@@ -660,6 +662,30 @@ def judgebench_analyze(
     if data.frame.empty:
         raise UserError(f"{run_dir} holds no parsed judge verdicts yet", hint="run `tooldiag judgebench judge` first")
     return analyze(data, AnalysisSettings(n_resamples=resamples, seed=seed, workers=workers))
+
+
+def judgebench_gates(
+    records: str | Path, *, out: str | Path | None = None, executor: Executor | None = None
+) -> GateReport:
+    """``tooldiag judgebench gates FILE``: the six quality gates (paper 000 §3.1) on every record of a file.
+
+    ``records`` is a .jsonl/.json/.parquet file in the released layout or ``builtin``; a file of
+    another schema is refused with one line. Trace consistency re-executes records that
+    tooldiag's generator wrote (with ``executor``, else the packaged one) and is skipped for
+    others. ``out`` writes the report as JSON there and as markdown beside it (``.md``). The
+    report's ``failed_records`` is the number of records that fail a gate (docs/judgebench.md,
+    "Quality gates").
+    """
+    from tooldiag.suites.judgebench.construct.gate_check import gate_rows, read_record_rows
+
+    rows, _ = read_record_rows(records)
+    report = gate_rows(rows, executor)
+    if out is not None:
+        target = Path(out)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(report.to_json(), encoding="utf-8")
+        target.with_suffix(".md").write_text(report.to_markdown(), encoding="utf-8")
+    return report
 
 
 def judgebench_html(report: JudgeBenchReport, title: str = "Judge reliability report") -> str:

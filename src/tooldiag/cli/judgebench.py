@@ -1,4 +1,4 @@
-"""``tooldiag judgebench predict | judge | analyze | records | rewrite | metajudge``: judge reliability (paper 000).
+"""``tooldiag judgebench predict | judge | analyze | records | gates | rewrite | metajudge``: paper 000.
 
 A study lives in one run directory: ``predict`` stores generator plans, ``judge`` stores
 verdicts under prompt conditions, ``analyze`` writes the report. Both run commands resume:
@@ -275,6 +275,24 @@ def records_command(records: Records = "builtin") -> None:
         console.print(f"  {dag}: {n}")
     for difficulty in DIFFICULTIES:
         console.print(f"  with a {difficulty} query: {sum(1 for r in loaded if r.query(difficulty))}")
+
+
+@app.command("gates")
+def gates_command(
+    records: Annotated[str, typer.Argument(help="Records file (.jsonl/.json/.parquet, released layout) or builtin.")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the report as JSON here (and as markdown beside it, .md).")
+    ] = None,
+) -> None:
+    """Run the quality gates on every record of a file; exit 1 if any record fails a gate."""
+    from tooldiag.api import judgebench_gates
+
+    report = judgebench_gates(records, out=out)
+    typer.echo(report.to_markdown(), nl=False)
+    if out is not None:
+        typer.echo(f"report written to {out} and {out.with_suffix('.md')}")
+    if report.failed_records:
+        raise typer.Exit(1)
 
 
 @app.command("rewrite")
