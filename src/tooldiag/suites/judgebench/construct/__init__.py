@@ -1,0 +1,2 @@
+"""Building AgentJudgeBench records (paper 000 §3.1): the synthetic DAG generator with executable tools,
+quality gates, difficulty rewrites and their meta-judge validation (docs/judgebench.md, "Generating records")."""
