@@ -45,7 +45,9 @@ def main() -> int:
             size = out.stat().st_size
     shares = Counter(r["dag_type"] for r in result.records)
     calls = [len(json.loads(r["expected_tool_calls"])) for r in result.records]
-    print(f"generate --n {args.n} --seed {args.seed}: {times[0]:.2f} s, {times[1]:.2f} s (one core), {size / 1e6:.1f} MB")
+    print(
+        f"generate --n {args.n} --seed {args.seed}: {times[0]:.2f} s, {times[1]:.2f} s (one core), {size / 1e6:.1f} MB"
+    )
     print(f"byte-identical across runs: {digests[0] == digests[1]}; mean calls {sum(calls) / len(calls):.2f}")
     worst = 0.0
     for topology, wanted in PAPER_FREQUENCIES.items():
