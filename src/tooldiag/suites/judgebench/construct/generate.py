@@ -139,8 +139,6 @@ def check_settings(
         need = ", ".join(f"{t} needs {CALL_RANGE[t][0]}-{CALL_RANGE[t][1]}" for t in unfit)
         raise UserError(f"--calls {low}-{high} fits no plan of {need}", hint="widen --calls or drop those topologies")
     weights = {t: float((frequencies or PAPER_FREQUENCIES).get(t, 0.0)) for t in chosen_topologies}
-    if frequencies is None and topologies:
-        weights = {t: PAPER_FREQUENCIES[t] for t in chosen_topologies}
     if any(w < 0 for w in weights.values()) or sum(weights.values()) <= 0:
         raise UserError("topology frequencies must be non-negative and not all zero", hint="e.g. linear=0.5,fan_in=0.5")
     total = sum(weights.values())
