@@ -26,6 +26,7 @@ _FRONT_DOOR = (
     "import_bfcl",
     "judgebench_analyze",
     "judgebench_gates",
+    "judgebench_generate",
     "judgebench_html",
     "judgebench_judge",
     "judgebench_metajudge",

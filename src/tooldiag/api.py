@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from tooldiag.suites.bfcl.runner import RunSummary
     from tooldiag.suites.judgebench.construct.gate_report import GateReport
     from tooldiag.suites.judgebench.construct.gates import Executor
+    from tooldiag.suites.judgebench.construct.generate import GenerationResult
     from tooldiag.suites.judgebench.construct.metajudge import MetaJudgeSummary, MetaJudgeTable
     from tooldiag.suites.judgebench.construct.rewrite import RewriteSummary
     from tooldiag.suites.judgebench.generate import PredictSummary
@@ -731,3 +732,67 @@ def load_judgebench(
             return judgement_frame(store, schema_aware=scorer == "schema_aware")
     report = judgebench_analyze(run_dir, scorer=scorer, resamples=resamples, seed=seed, workers=workers)
     return report.tables["cells" if table == "alignment" else table].reset_index(drop=True)
+
+
+def judgebench_generate(
+    out: str | Path,
+    n: int,
+    seed: int,
+    *,
+    domains: Sequence[str] | None = None,
+    topologies: Sequence[str] | None = None,
+    frequencies: Mapping[str, float] | None = None,
+    tools_per_record: tuple[int, int] = (8, 19),
+    calls: tuple[int, int] = (2, 5),
+    gates: Callable[[dict[str, Any]], list[str]] | None = None,
+    max_attempts: int = 5,
+    llm_queries: str | None = None,
+    options: ModelOptions | None = None,
+    config: GenerationConfig | None = None,
+    progress: Callable[[str], AbstractContextManager[ProgressSink]] | None = None,
+) -> GenerationResult:
+    """``tooldiag judgebench generate``: ``n`` synthetic records for ``seed``, written to ``out`` (JSONL).
+
+    Byte-identical for the same arguments (without ``llm_queries``). ``gates(record) -> failed
+    gate names`` regenerates failing records up to ``max_attempts`` times; ``llm_queries`` names a
+    model that rewrites each template query once (kept only when it states every value).
+    The model is resolved before any record is built, so a bad model string fails first.
+    """
+    from tooldiag.models import ModelOptions, resolve_model
+    from tooldiag.suites.judgebench.construct.generate import check_settings, generate_records, record_line
+    from tooldiag.suites.judgebench.construct.llm_query import apply_queries, write_llm_queries
+
+    check_settings(domains, topologies, frequencies, tools_per_record, calls)
+    options = options or ModelOptions()
+    backend = resolve_model(llm_queries, options) if llm_queries else None
+    with _progress_of(progress, f"generate {n} records") as sink:
+        if sink is not None:
+            sink.start(n, 0)
+        result = generate_records(
+            n,
+            seed,
+            domains=domains,
+            topologies=topologies,
+            frequencies=frequencies,
+            tools_per_record=tools_per_record,
+            calls=calls,
+            gates=gates,
+            max_attempts=max_attempts,
+            on_record=(lambda record: sink.advance(record["dag_type"])) if sink is not None else None,
+        )
+        if sink is not None:
+            sink.finish()
+    if backend is not None and llm_queries is not None:
+        with _progress_of(progress, f"queries {llm_queries}") as sink:
+            texts = asyncio.run(
+                write_llm_queries(
+                    result.records, backend, concurrency=options.concurrency, config=config, progress=sink
+                )
+            )
+        apply_queries(result.records, texts, llm_queries, gates)
+    target = Path(out)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    partial.write_text("".join(record_line(r) + "\n" for r in result.records), encoding="utf-8")
+    partial.replace(target)
+    return result

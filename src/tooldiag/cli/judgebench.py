@@ -1,4 +1,4 @@
-"""``tooldiag judgebench predict | judge | analyze | records | gates | rewrite | metajudge``: paper 000.
+"""``tooldiag judgebench predict | judge | analyze | records | generate | gates | rewrite | metajudge``.
 
 A study lives in one run directory: ``predict`` stores generator plans, ``judge`` stores
 verdicts under prompt conditions, ``analyze`` writes the report. Both run commands resume:
@@ -405,6 +405,81 @@ def metajudge_command(
     )
     typer.echo(table_markdown(table))
     typer.echo(f"{len(written)} files in {written[0].parent}")
+
+
+def _range(value: str, option: str) -> tuple[int, int]:
+    """``8-19`` or ``8`` -> (low, high)."""
+    from tooldiag.errors import UserError
+
+    low, sep, high = value.strip().partition("-")
+    try:
+        bounds = (int(low), int(high) if sep else int(low))
+    except ValueError:
+        raise UserError(f"{option} must be N or MIN-MAX, got {value!r}", hint=f"e.g. {option} 2-5") from None
+    return bounds
+
+
+def _list(value: str | None) -> list[str] | None:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+@app.command("generate")
+def generate_command(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Records file to write (JSONL, one record per line).")],
+    n: Annotated[int, typer.Option("--n", min=0, help="How many records.")] = 100,
+    seed: Annotated[int, typer.Option("--seed", help="Seed: the same seed writes the same bytes.")] = 1,
+    domains: Annotated[
+        str | None, typer.Option("--domains", help="Comma list of domains (default: all fifteen).")
+    ] = None,
+    topologies: Annotated[
+        str | None,
+        typer.Option("--topologies", help="Comma list of topologies (default: all six at the paper's shares)."),
+    ] = None,
+    tools_per_record: Annotated[
+        str, typer.Option("--tools-per-record", help="Offered tools per record, N or MIN-MAX.")
+    ] = "8-19",
+    calls: Annotated[str, typer.Option("--calls", help="Expected calls per record, N or MIN-MAX within 2-5.")] = "2-5",
+    llm_queries: Annotated[
+        str | None,
+        typer.Option(
+            "--llm-queries", help="Model that rewrites each template query once (kept if it states every value)."
+        ),
+    ] = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = None,
+    concurrency: Concurrency = 8,
+    no_cache: NoCache = False,
+    max_retries: MaxRetries = 6,
+    quiet: Quiet = False,
+) -> None:
+    """Synthetic records: a DAG plan over a domain's tools, executed for its trace, with a query."""
+    from collections import Counter
+
+    from rich.console import Console
+
+    from tooldiag.api import judgebench_generate
+    from tooldiag.cli.progress import run_progress
+
+    result = judgebench_generate(
+        out,
+        n,
+        seed,
+        domains=_list(domains),
+        topologies=_list(topologies),
+        tools_per_record=_range(tools_per_record, "--tools-per-record"),
+        calls=_range(calls, "--calls"),
+        llm_queries=llm_queries,
+        options=_options(base_url, api_key_env, concurrency, no_cache, max_retries),
+        progress=lambda label: run_progress(label, enabled=not quiet),
+    )
+    console = Console()
+    shares = Counter(r["dag_type"] for r in result.records)
+    total = max(len(result.records), 1)
+    console.print(f"{len(result.records)} records in {out}")
+    for dag, count in sorted(shares.items()):
+        console.print(f"  {dag}: {count} ({100 * count / total:.1f} %)")
+    if result.dropped:
+        console.print(f"  {len(result.dropped)} records failed every attempt and were left out")
 
 
 def register(root: typer.Typer) -> None:
