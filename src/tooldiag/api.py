@@ -745,6 +745,7 @@ def judgebench_generate(
     tools_per_record: tuple[int, int] = (8, 19),
     calls: tuple[int, int] = (2, 5),
     gates: Callable[[dict[str, Any]], list[str]] | None = None,
+    quality_gates: bool = True,
     max_attempts: int = 5,
     llm_queries: str | None = None,
     options: ModelOptions | None = None,
@@ -753,8 +754,11 @@ def judgebench_generate(
 ) -> GenerationResult:
     """``tooldiag judgebench generate``: ``n`` synthetic records for ``seed``, written to ``out`` (JSONL).
 
-    Byte-identical for the same arguments (without ``llm_queries``). ``gates(record) -> failed
-    gate names`` regenerates failing records up to ``max_attempts`` times; ``llm_queries`` names a
+    Byte-identical for the same arguments (without ``llm_queries``). Every record goes through
+    the six quality gates (paper 000 §3.1; ``construct/gates.py``, trace consistency by
+    re-executing it in its domain) unless ``quality_gates=False``; ``gates(record) -> failed gate
+    names`` replaces them. A failing record is regenerated up to ``max_attempts`` times, and the
+    gate report (``records.gates.json`` / ``.md``) is written beside ``out``. ``llm_queries`` names a
     model that rewrites each template query once (kept only when it states every value).
     The model is resolved before any record is built, so a bad model string fails first.
     """
@@ -763,6 +767,9 @@ def judgebench_generate(
     from tooldiag.suites.judgebench.construct.llm_query import apply_queries, write_llm_queries
 
     check_settings(domains, topologies, frequencies, tools_per_record, calls)
+    if gates is None and quality_gates:
+        from tooldiag.suites.judgebench.construct.gate_check import generated_record_gates as gates
+
     options = options or ModelOptions()
     backend = resolve_model(llm_queries, options) if llm_queries else None
     with _progress_of(progress, f"generate {n} records") as sink:
@@ -795,4 +802,9 @@ def judgebench_generate(
     partial = target.with_name(target.name + ".partial")
     partial.write_text("".join(record_line(r) + "\n" for r in result.records), encoding="utf-8")
     partial.replace(target)
+    if gates is not None:
+        from tooldiag.suites.judgebench.construct.gate_report import GateReport, write_gate_report
+
+        attempts = [(a.dag_type, a.attempt, list(a.failures)) for a in result.attempts]
+        write_gate_report(GateReport.from_attempts(attempts), target)
     return result

@@ -450,9 +450,16 @@ def generate_command(
     concurrency: Concurrency = 8,
     no_cache: NoCache = False,
     max_retries: MaxRetries = 6,
+    no_gates: Annotated[
+        bool, typer.Option("--no-gates", help="Skip the six quality gates (and their report); faster, unchecked.")
+    ] = False,
     quiet: Quiet = False,
 ) -> None:
-    """Synthetic records: a DAG plan over a domain's tools, executed for its trace, with a query."""
+    """Synthetic records: a DAG plan over a domain's tools, executed for its trace, with a query.
+
+    Every record passes the six quality gates (regenerated up to 5 times when one fails); the
+    gate report is written beside the records (RECORDS.gates.json / .md).
+    """
     from collections import Counter
 
     from rich.console import Console
@@ -469,6 +476,7 @@ def generate_command(
         tools_per_record=_range(tools_per_record, "--tools-per-record"),
         calls=_range(calls, "--calls"),
         llm_queries=llm_queries,
+        quality_gates=not no_gates,
         options=_options(base_url, api_key_env, concurrency, no_cache, max_retries),
         progress=lambda label: run_progress(label, enabled=not quiet),
     )
@@ -480,6 +488,11 @@ def generate_command(
         console.print(f"  {dag}: {count} ({100 * count / total:.1f} %)")
     if result.dropped:
         console.print(f"  {len(result.dropped)} records failed every attempt and were left out")
+    regenerated = len({a.index for a in result.attempts if a.attempt > 0})
+    if result.attempts:
+        from tooldiag.suites.judgebench.construct.gate_report import report_paths
+
+        console.print(f"  quality gates: {regenerated} regenerated; report {report_paths(out)[1]}")
 
 
 def register(root: typer.Typer) -> None:

@@ -7,8 +7,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import sys
-import types
 from typing import Any
 
 import pytest
@@ -570,18 +568,28 @@ def test_gates_command_exits_1_and_names_the_failing_record(tmp_path, capsys):
     assert f"`{bad['id']}` (linear) query_naturalness: has code syntax (key=value)" in out
 
 
-def test_gates_command_reexecutes_generated_records_with_the_packaged_executor(tmp_path, capsys, monkeypatch):
-    module = types.ModuleType("tooldiag.suites.judgebench.construct.execute")
-    module.execute = stand_in_execute  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, module.__name__, module)
-    tampered = _trace_tampered_output(valid_record())
-    records = _write(tmp_path / "tampered.jsonl", [tampered])
+def test_gates_command_reexecutes_generated_records_with_their_domain(tmp_path, capsys):
+    """A generated record is re-run with its domain's tools (metadata.domain): every output reproduced,
+    and a tampered output caught."""
+    import json
+
+    from tooldiag.suites.judgebench.construct.generate import generate_records
+
+    records = generate_records(6, seed=11).records
+    main(["judgebench", "gates", _write(tmp_path / "fine.jsonl", records)])
+    assert "| trace_consistency | 6 | 0 | 0 | 0 |" in capsys.readouterr().out
+    tampered = dict(records[0])
+    turns = json.loads(tampered["expected_responses"])
+    tool_turn = next(t for t in turns if t["role"] == "tool")
+    output = json.loads(tool_turn["content"])
+    key = next(iter(output))
+    output[key] = "TAMPERED-1"
+    tool_turn["content"] = json.dumps(output)
+    tampered["expected_responses"] = json.dumps(turns)
     with pytest.raises(SystemExit) as exit_info:
-        main(["judgebench", "gates", records])
+        main(["judgebench", "gates", _write(tmp_path / "tampered.jsonl", [tampered])])
     assert exit_info.value.code == 1
-    assert "trace_consistency: call 3 (cancel_order): re-execution gave" in capsys.readouterr().out
-    main(["judgebench", "gates", _write(tmp_path / "fine.jsonl", [valid_record()])])
-    assert "| trace_consistency | 1 | 0 | 0 | 0 |" in capsys.readouterr().out
+    assert "trace_consistency: call 1" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -319,6 +319,23 @@ def test_llm_queries_keep_templates_when_the_model_fails(tmp_path):
     with FakeOpenAIServer(responder=lambda request: Reply.say("")) as server:
         options = ModelOptions(base_url=server.base_url, cache=False, max_retries=0)
         result = tooldiag.judgebench_generate(tmp_path / "q.jsonl", 4, 2, llm_queries="openai/x", options=options)
-    assert [r["user_message"] for r in result.records] == [r["user_message"] for r in generate_records(4, 2).records]
+    plain = tooldiag.judgebench_generate(tmp_path / "plain.jsonl", 4, 2)  # the same gated records, template queries
+    assert [r["user_message"] for r in result.records] == [r["user_message"] for r in plain.records]
     with pytest.raises(UserError, match="unknown domain"):
         tooldiag.judgebench_generate(tmp_path / "never.jsonl", 4, 2, domains=["nowhere"], llm_queries="openai/x")
+
+
+def test_generate_gates_every_record_by_default_and_writes_the_report(tmp_path):
+    """The command's default: the six gates on every record, failures regenerated, the report beside the file."""
+    import json as _json
+
+    from tooldiag.cli.main import main as cli
+    from tooldiag.suites.judgebench.construct.gate_check import generated_record_gates
+
+    out = tmp_path / "records.jsonl"
+    cli(["judgebench", "generate", "--n", "150", "--seed", "4", "--out", str(out), "--quiet"])
+    rows = [_json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 150 and all(generated_record_gates(row) == [] for row in rows)
+    report = _json.loads((tmp_path / "records.gates.json").read_text(encoding="utf-8"))
+    assert report["overall"]["records"] == 150
+    assert (tmp_path / "records.gates.md").read_text(encoding="utf-8").startswith("# Quality gates")

@@ -164,3 +164,31 @@ def _type_problem(spec: Mapping[str, Any], value: Any, where: str) -> str | None
         if inner is not None:
             return f"in {where!r}: {inner[1]}"
     return None
+
+
+def record_executor(domain_key: str) -> Callable[[Mapping[str, Any], Any], dict[str, Any]]:
+    """The executor of a generated record's tools: ``(offered tool entry, arguments) -> output``.
+
+    A record offers its tools in the released layout (``{"type": "function", "function":
+    {name, description, parameters}}``), which carries no output schema; the output schema and
+    the literal pools live in the record's domain (``metadata.domain``). This resolves the
+    entry's name in that domain and runs :func:`execute` exactly as the generator did, so the
+    trace-consistency gate re-executes a record with nothing but the record. A name the domain
+    does not define gives an error output, like any unknown tool.
+    """
+    from tooldiag.suites.judgebench.construct.domains import load_domains
+
+    domain = load_domains().get(domain_key)
+
+    def run(entry: Mapping[str, Any], arguments: Any) -> dict[str, Any]:
+        function = entry.get("function", entry) if isinstance(entry, Mapping) else {}
+        name = str(function.get("name", "")) if isinstance(function, Mapping) else ""
+        if domain is None:
+            return {"error": f"unknown domain {domain_key!r}", "error_type": "unknown_tool"}
+        try:
+            tool = domain.tool(name)
+        except KeyError:
+            return {"error": f"no tool {name!r} in domain {domain_key!r}", "error_type": "unknown_tool"}
+        return execute(tool.schema(), arguments, domain.pools)
+
+    return run

@@ -15,13 +15,13 @@ tools, and the gate is skipped for them (their trace structure is still checked)
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from tooldiag.errors import UserError
 from tooldiag.suites.judgebench.construct.gate_report import GateReport
-from tooldiag.suites.judgebench.construct.gates import GATE_NAMES, Executor, run_gates
+from tooldiag.suites.judgebench.construct.gates import GATE_NAMES, Executor, failed_gates, run_gates
 from tooldiag.suites.judgebench.construct.record_view import decode
 from tooldiag.suites.judgebench.loaders import BUILTIN, _builtin_rows, _file_rows
 
@@ -56,16 +56,27 @@ def read_record_rows(source: str | Path) -> tuple[list[dict[str, Any]], str]:
     return rows, origin
 
 
-def packaged_executor() -> Executor | None:
-    """``construct/execute.py``'s ``execute`` when that module is installed, else ``None``."""
-    try:
-        module = importlib.import_module(EXECUTOR_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name == EXECUTOR_MODULE:
-            return None
-        raise
-    execute = getattr(module, "execute", None)
-    return execute if callable(execute) else None
+def generated_executor(row: Mapping[str, Any]) -> Executor | None:
+    """The executor that re-runs a generated record's tools (its domain's, from ``metadata.domain``).
+
+    ``None`` for a record this generator version did not write (hand-written tools, or a domain
+    this version lacks, cannot be re-run: trace consistency then checks the structure only).
+    """
+    from tooldiag.suites.judgebench.construct.domains import load_domains
+    from tooldiag.suites.judgebench.construct.generate import GENERATOR_VERSION
+
+    metadata, _ = decode(row.get("metadata"))
+    if not isinstance(metadata, dict) or metadata.get("generator") != GENERATOR_VERSION:
+        return None  # hand-written, or another generator's: its tools cannot be re-run here
+    if str(metadata.get("domain")) not in load_domains():
+        return None
+    module = importlib.import_module(EXECUTOR_MODULE)
+    return module.record_executor(str(metadata["domain"]))
+
+
+def generated_record_gates(record: dict[str, Any]) -> list[str]:
+    """The gates ``judgebench generate`` runs on every record it builds (names of the failed ones)."""
+    return failed_gates(record, generated_executor(record))
 
 
 def is_generated(row: dict[str, Any]) -> bool:
@@ -76,11 +87,10 @@ def is_generated(row: dict[str, Any]) -> bool:
 
 def gate_rows(rows: Iterable[dict[str, Any]], executor: Executor | None = None) -> GateReport:
     """Gate every row (one attempt each); ``executor`` re-executes every record, else generated ones only."""
-    fallback = packaged_executor() if executor is None else None
     attempts: list[tuple[str, int, list[str], list[str]]] = []
     failures: list[dict[str, str]] = []
     for row in rows:
-        chosen = executor if executor is not None else fallback if is_generated(row) else None
+        chosen = executor if executor is not None else generated_executor(row)
         results = run_gates(row, chosen)
         dag = str(row.get("dag_type") or "unknown").strip().replace("-", "_")
         failed = [r.name for r in results if r.passed is False]
