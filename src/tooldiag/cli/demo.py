@@ -76,9 +76,59 @@ def demo_command(
     console.print("\n[bold]Judge reliability on built-in records (paper 000, Table 2)[/bold]")
     judges = demo_report(out / "judgebench")
     show(run_demo(out / "judgebench", judges))
+    console.print("\n[bold]Records built by the generator (paper 000 §3.1, App. N)[/bold]")
+    show(generated_study(out / "judgebench" / "generated"))
     # the agent's calibration and the judges' reliability on one page, which opens offline
     page = write_html_report(out / "reports" / HTML_REPORT_FILE, run_dirs, judge_report=judges)
     console.print(f"the whole report as one page (any browser, offline): [bold]{page}[/bold]")
+
+
+#: The demo's generated set: small enough for seconds, every topology present.
+GENERATED_N = 30
+GENERATED_SEED = 1
+
+
+def generated_study(folder: Path) -> str:
+    """Build a small set with ``judgebench generate`` (gated), rewrite it with ``ref/rewrite``,
+    validate the rewrites with ``ref/metajudge``, and run the demo's judge pipeline on it.
+
+    Every step is the command a user runs on their own tools; each resumes (the records are
+    byte-identical for the seed, the rewrites and votes are stored, the plans and verdicts too).
+    Returns a short markdown summary: the gate outcome, the App. N table, Table 2 of the set.
+    """
+    from tooldiag import api
+    from tooldiag.suites.judgebench.construct.metajudge import table_markdown
+    from tooldiag.suites.judgebench.demo import DEMO_CONDITIONS, DEMO_GENERATORS, DEMO_JUDGES
+    from tooldiag.suites.judgebench.report import md_table
+
+    records = folder / "records.jsonl"
+    generated = api.judgebench_generate(records, GENERATED_N, GENERATED_SEED)
+    regenerated = len({a.index for a in generated.attempts if a.attempt > 0})
+    rewritten = folder / "rewritten.jsonl"
+    rewrite = api.judgebench_rewrite(records, "ref/rewrite", rewritten)
+    table, _ = api.judgebench_metajudge(rewritten, ["ref/metajudge"], out=folder / "metajudge")
+    run = folder / "run"
+    api.judgebench_predict(run, list(DEMO_GENERATORS), records=str(rewritten))
+    api.judgebench_judge(run, list(DEMO_JUDGES), conditions=list(DEMO_CONDITIONS))
+    report = api.judgebench_analyze(run, resamples=200)
+    table2 = report.tables["table2"]
+    one_decimal = {c: ".1f" for c in table2.columns if table2[c].dtype.kind == "f"}
+    shares = ", ".join(f"{dag} {count}" for dag, count in sorted(_count(generated.records).items()))
+    ok = sum(count for (_, status), count in rewrite.written.items() if status == "OK")
+    return (
+        f"{len(generated.records)} records in {records} ({shares}); every one passed the six quality gates "
+        f"({regenerated} regenerated; report {records.with_suffix('.gates.md')}). "
+        f"Rewrites: {ok} of {2 * len(generated.records)} OK.\n\n"
+        f"Meta-judge validation (App. N, Table 22):\n\n{table_markdown(table)}\n"
+        f"Judge alignment on the generated set (Table 2):\n\n{md_table(table2, one_decimal)}"
+    )
+
+
+def _count(records: list[dict]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[record["dag_type"]] = counts.get(record["dag_type"], 0) + 1
+    return counts
 
 
 def register(app: typer.Typer) -> None:

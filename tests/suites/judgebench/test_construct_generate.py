@@ -339,3 +339,44 @@ def test_generate_gates_every_record_by_default_and_writes_the_report(tmp_path):
     report = _json.loads((tmp_path / "records.gates.json").read_text(encoding="utf-8"))
     assert report["overall"]["records"] == 150
     assert (tmp_path / "records.gates.md").read_text(encoding="utf-8").startswith("# Quality gates")
+
+
+@pytest.mark.usefixtures("_private_cache")
+def test_generated_records_through_predict_judge_analyze_over_the_openai_provider(tmp_path):
+    """Generated, rewritten records through the real OpenAI-compatible provider against a local fake server."""
+    from tooldiag.suites.judgebench.loaders import load_records
+
+    out = tmp_path / "gen.jsonl"
+    tooldiag.judgebench_generate(out, 5, 9)
+    rewritten = tmp_path / "rw.jsonl"
+    tooldiag.judgebench_rewrite(out, "ref/rewrite", rewritten)
+    records = load_records(rewritten)
+    plans = {r.query(d): r.expected_calls() for r in records for d in ("easy", "hard")}
+    metrics = (
+        "tool_selection_accuracy",
+        "parameter_structure_accuracy",
+        "sequence_accuracy",
+        "query_coverage_accuracy",
+    )
+
+    def responder(request: RecordedRequest) -> Reply:
+        body = request.body
+        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        if body.get("tools"):  # the generator: the reference plan as tool calls
+            return Reply.call(*[(c["name"], c["arguments"]) for c in plans[user]])
+        return Reply.say(json.dumps({k: {"accuracy": 1.0, "justification": "ok"} for k in metrics}))
+
+    with FakeOpenAIServer(responder=responder) as server:
+        options = ModelOptions(base_url=server.base_url, cache=False, max_retries=0)
+        run = tmp_path / "run"
+        predicted = tooldiag.judgebench_predict(
+            run, ["openai/gen"], records=str(rewritten), difficulties=["easy", "hard"], options=options
+        )
+        judged = tooldiag.judgebench_judge(
+            run, ["openai/judge"], conditions=["with_gt"], difficulties=["easy", "hard"], options=options
+        )
+    assert predicted[0].statuses["ok"] == 10
+    assert judged[0].statuses[("with_gt", "ok")] == 10
+    report = tooldiag.judgebench_analyze(run, resamples=20)
+    cells = report.tables["cells"]
+    assert set(cells["judge"]) == {"openai/judge"} and set(cells["difficulty"]) == {"easy", "hard"}
