@@ -57,11 +57,16 @@ def demo_command(
             print_summary(summary, console)
         run_dirs.append(run_dir)
 
-    from tooldiag.suites.bfcl.diagnostic import write_reports
+    from tooldiag.classify import get_classifier
+    from tooldiag.report import table1_markdown, write_report_files
+    from tooldiag.suites.bfcl.diagnostic import reports_from_run_dirs
     from tooldiag.suites.html_report import HTML_REPORT_FILE, write_html_report
     from tooldiag.suites.judgebench.demo import demo_report, run_demo
 
-    table = write_reports(run_dirs, out / "reports")
+    classifier = get_classifier("default")
+    reports = reports_from_run_dirs(run_dirs, classifier)  # once, for the text reports and the page
+    write_report_files(reports, out / "reports")
+    table = table1_markdown(reports)
     console.print("\n[bold]Action-class diagnostic (paper 001, Table 1)[/bold]")
     show(table)
     console.print(f"reports in every format: {out / 'reports'}")
@@ -79,7 +84,9 @@ def demo_command(
     console.print("\n[bold]Records built by the generator (paper 000 §3.1, App. N)[/bold]")
     show(generated_study(out / "judgebench" / "generated"))
     # the agent's calibration and the judges' reliability on one page, which opens offline
-    page = write_html_report(out / "reports" / HTML_REPORT_FILE, run_dirs, judge_report=judges)
+    page = write_html_report(
+        out / "reports" / HTML_REPORT_FILE, run_dirs, classifier, reports=reports, judge_report=judges
+    )
     console.print(f"the whole report as one page (any browser, offline): [bold]{page}[/bold]")
 
 

@@ -161,15 +161,20 @@ def write_html_report(
     run_dirs: Sequence[str | Path],
     classifier: Classifier | None = None,
     *,
+    reports: Sequence[RunReport] | None = None,
     judge_report: JudgeBenchReport | None = None,
 ) -> Path:
-    """Write the page over ``run_dirs`` (and a judge study already analysed) to ``path``; return it."""
+    """Write the page over ``run_dirs`` (and a judge study already analysed) to ``path``; return it.
+
+    ``reports``: the runs' reports when the caller already built them (with ``classifier``), so
+    that the stores are not read and classified twice (``tooldiag demo`` writes its text reports first).
+    """
     from tooldiag.classify import get_classifier
     from tooldiag.suites.bfcl.diagnostic import reports_from_run_dirs
 
     classifier = classifier or get_classifier("default")
     dirs = [Path(d) for d in run_dirs]
-    reports = reports_from_run_dirs(dirs, classifier)
+    reports = list(reports) if reports is not None else reports_from_run_dirs(dirs, classifier)
     page = html_page(reports, transcripts=bfcl_transcript_map(reports, dirs, classifier), judge_report=judge_report)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
