@@ -25,6 +25,7 @@ _FRONT_DOOR = (
     "html_report",
     "import_bfcl",
     "judgebench_analyze",
+    "judgebench_drift",
     "judgebench_gates",
     "judgebench_generate",
     "judgebench_html",

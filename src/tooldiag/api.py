@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from tooldiag.suites.judgebench.construct.generate import GenerationResult
     from tooldiag.suites.judgebench.construct.metajudge import MetaJudgeSummary, MetaJudgeTable
     from tooldiag.suites.judgebench.construct.rewrite import RewriteSummary
+    from tooldiag.suites.judgebench.drift import DriftReport
     from tooldiag.suites.judgebench.generate import PredictSummary
     from tooldiag.suites.judgebench.judge import JudgeSummary
     from tooldiag.suites.judgebench.report import JudgeBenchReport
@@ -663,6 +664,19 @@ def judgebench_analyze(
     if data.frame.empty:
         raise UserError(f"{run_dir} holds no parsed judge verdicts yet", hint="run `tooldiag judgebench judge` first")
     return analyze(data, AnalysisSettings(n_resamples=resamples, seed=seed, workers=workers))
+
+
+def judgebench_drift(run_dir: str | Path, judge: str, against: str, *, condition: str | None = None) -> DriftReport:
+    """``tooldiag judgebench drift``: which verdicts change from ``judge`` to ``against`` on the same stored plans.
+
+    Per condition and metric (and pooled): plans both judged, the share whose 3-bin verdict changed,
+    the mean absolute score change, the bin transitions and Cohen's kappa; plans only one side judged
+    are counted, not compared. To compare two prompt versions of one model, judge into the same run
+    under two judge names (docs/judgebench.md, "Judge drift").
+    """
+    from tooldiag.suites.judgebench.drift import verdict_drift
+
+    return verdict_drift(run_dir, judge, against, condition=condition)
 
 
 def judgebench_gates(

@@ -1,4 +1,4 @@
-"""``tooldiag judgebench predict | judge | analyze | records | generate | gates | rewrite | metajudge``.
+"""``tooldiag judgebench predict | judge | analyze | drift | records | generate | gates | rewrite | metajudge``.
 
 A study lives in one run directory: ``predict`` stores generator plans, ``judge`` stores
 verdicts under prompt conditions, ``analyze`` writes the report. Both run commands resume:
@@ -255,6 +255,29 @@ def analyze_command(
     written = write_report(report, target, chosen)
     typer.echo(summary_markdown(report))
     typer.echo(f"{len(written)} files in {target}")
+
+
+@app.command("drift")
+def drift_command(
+    run_dir: ExistingRunDir,
+    judge: Annotated[str, typer.Option("--judge", "-j", help="Judge A, as stored (e.g. ref/jb-exact).")],
+    against: Annotated[str, typer.Option("--against", help="Judge B, compared with A on the plans both judged.")],
+    condition: Annotated[
+        str | None, typer.Option("--condition", help="Only this condition (default: every condition both judged).")
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="md, json, csv or parquet (parquet needs --out).")] = "md",
+    out: Annotated[Path | None, typer.Option("--out", help="Write the table to this file instead of printing.")] = None,
+) -> None:
+    """Which verdicts change from one judge (or prompt version) to another, per metric and condition."""
+    from tooldiag.api import judgebench_drift
+    from tooldiag.suites.judgebench.drift import write_drift
+
+    report = judgebench_drift(run_dir, judge, against, condition=condition)
+    text = write_drift(report, fmt, out)
+    if text is not None:
+        typer.echo(text, nl=False)
+    else:
+        typer.echo(f"drift table written to {out}")
 
 
 @app.command("records")
