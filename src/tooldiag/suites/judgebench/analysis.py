@@ -11,6 +11,9 @@ Every figure is computed with vectorised pandas/numpy on the evaluation table
   cells present in both conditions of align(a) - align(b) (GT lift = with_gt - without_gt);
   the CI is paired: each cell bootstrap resamples generator outputs, which carry their verdicts
   under every condition.
+* **corrected rates** (Rogan & Gladen 1978): per judge × condition × difficulty, the judge's
+  pass rate corrected for its TPR/TNR against the programmatic reference (see
+  :func:`corrected_rates`), beside the reference's own pass rate.
 * **decision guide** (App. A): per condition and difficulty, judges ranked by their alignment
   averaged equally over the generators every judge was run on, with CIs; when the leader's CI
   overlaps the runner-up's, the guide says so.
@@ -18,6 +21,7 @@ Every figure is computed with vectorised pandas/numpy on the evaluation table
 
 from __future__ import annotations
 
+import hashlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +35,7 @@ from tooldiag.metrics.agreement import (
     metric_alignment,
     percentile_interval,
 )
+from tooldiag.metrics.prevalence import corrected_rate_with_ci
 from tooldiag.metrics.structural import METRICS
 from tooldiag.suites.judgebench.conditions import CONDITIONS, CONTRASTS
 from tooldiag.suites.judgebench.evaluations import L_COLS, P_COLS, EvaluationData
@@ -345,4 +350,110 @@ def nulls(data: EvaluationData, confidence: float) -> pd.DataFrame:
         out["null_pct"] = np.where(decided > 0, 100 * out["null"] / decided.replace(0, np.nan), np.nan)
     out["ci_low"], out["ci_high"] = 100 * lo, 100 * hi
     out["replies_missing_a_metric"] = out["replies_missing_a_metric"].astype(int)
+    return out
+
+
+#: A record passes when the mean of its four metric values reaches this cut: the 0.5 the binary
+#: collapse uses to send a middle verdict toward the reference (``p >= 0.5`` -> 1), applied to the
+#: record's mean score (Eq. 4 averages the metrics the same way), for the reference and the judge alike.
+PASS_THRESHOLD = 0.5
+
+CORRECTED_COLUMNS = [
+    "judge",
+    "condition",
+    "difficulty",
+    "n_labelled",
+    "n_judged",
+    "tpr",
+    "tnr",
+    "observed_pass",
+    "corrected_pass",
+    "ci_low",
+    "ci_high",
+    "reference_pass",
+    "note",
+]
+
+
+def _labelled_half(record_ids: pd.Series) -> np.ndarray:
+    """True for records in the labelled (calibration) half: even first byte of sha256(record_id).
+
+    A record falls on the same side for every judge, generator and condition, and the split does
+    not depend on the order of the rows.
+    """
+    side = {rid: hashlib.sha256(str(rid).encode("utf-8")).digest()[0] % 2 == 0 for rid in pd.unique(record_ids)}
+    return record_ids.map(side).to_numpy(bool)
+
+
+def corrected_rates(frame: pd.DataFrame, settings: AnalysisSettings) -> pd.DataFrame:
+    """Rogan-Gladen corrected judge pass rates per judge × condition × difficulty (in %).
+
+    Truth is the programmatic reference: a generator output passes when the mean of its four
+    ``p_*`` scores is at least :data:`PASS_THRESHOLD`; the judge's verdict passes when the mean of
+    its four values does (a missing metric counts 0, as in the alignment). The records are split
+    in two halves by a hash of their id: TPR/TNR are estimated on the labelled half (where the
+    study plays "we know the truth"), and the judge's observed pass rate on the other half is
+    corrected. ``reference_pass`` is the reference's pass rate on that same half: how close
+    ``corrected_pass`` lands to it shows whether correcting with error rates estimated elsewhere
+    works for this judge (the correction on the very set TPR/TNR came from would recover it exactly).
+    """
+    if frame.empty:
+        return pd.DataFrame(columns=CORRECTED_COLUMNS)
+    truth = frame[P_COLS].to_numpy(float).mean(axis=1) >= PASS_THRESHOLD
+    verdict = np.nan_to_num(frame[L_COLS].to_numpy(float), nan=0.0).mean(axis=1) >= PASS_THRESHOLD
+    labelled = _labelled_half(frame["record_id"])
+    rows = []
+    keys = ["judge", "condition", "difficulty"]
+    groups = frame.groupby(keys, sort=False, observed=True).indices
+    judges = ordered(frame["judge"], [])
+    conditions = ordered(frame["condition"], list(CONDITIONS))
+    difficulties = ordered(frame["difficulty"], DIFFICULTIES)
+    for key in [(j, c, d) for j in judges for c in conditions for d in difficulties]:
+        if key not in groups:
+            continue
+        idx = groups[key]
+        cal, tgt = idx[labelled[idx]], idx[~labelled[idx]]
+        seed = int.from_bytes(hashlib.sha256(f"{settings.seed}|{'|'.join(key)}".encode()).digest()[:4], "big")
+        r = corrected_rate_with_ci(
+            verdict[tgt],
+            truth[cal],
+            verdict[cal],
+            resamples=settings.n_resamples,
+            seed=seed,
+            confidence=settings.confidence,
+        )
+
+        def pct(value: float | None) -> float:
+            return np.nan if value is None else 100 * value
+
+        rows.append(
+            {
+                "judge": key[0],
+                "condition": key[1],
+                "difficulty": key[2],
+                "n_labelled": r.n_labelled,
+                "n_judged": r.n_judged,
+                "tpr": pct(r.tpr),
+                "tnr": pct(r.tnr),
+                "observed_pass": pct(r.observed),
+                "corrected_pass": pct(r.corrected),
+                "ci_low": pct(r.ci_low),
+                "ci_high": pct(r.ci_high),
+                "reference_pass": pct(float(truth[tgt].mean())) if len(tgt) else np.nan,
+                "note": r.note,
+            }
+        )
+    return pd.DataFrame(rows, columns=CORRECTED_COLUMNS)
+
+
+def with_corrected_pass(guide: pd.DataFrame, corrected: pd.DataFrame) -> pd.DataFrame:
+    """The decision guide with the best judge's corrected pass rate (%) as ``corrected_pass_rate``."""
+    if guide.empty or corrected.empty:
+        return guide
+    lookup = corrected.set_index(["judge", "condition", "difficulty"])["corrected_pass"]
+    out = guide.copy()
+    out["corrected_pass_rate"] = [
+        float(lookup.get((j, c, d), np.nan))
+        for j, c, d in zip(out["best_judge"], out["condition"], out["difficulty"], strict=True)
+    ]
     return out

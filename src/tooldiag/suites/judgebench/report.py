@@ -23,6 +23,7 @@ from tooldiag.suites.judgebench.analysis import (
     attrition,
     cell_statistics,
     contrasts,
+    corrected_rates,
     decision_guide,
     generator_accuracy,
     nulls,
@@ -30,6 +31,7 @@ from tooldiag.suites.judgebench.analysis import (
     per_metric,
     table2,
     with_alignment,
+    with_corrected_pass,
 )
 from tooldiag.suites.judgebench.evaluations import EvaluationData
 from tooldiag.suites.judgebench.reliability import (
@@ -53,6 +55,13 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "decision_guide": (
         "Decision guide: best judge per condition and difficulty",
         "Alignment averaged equally over the generators every judge was run on; 95 % bootstrap CIs.",
+    ),
+    "corrected_rates": (
+        "Prevalence-corrected pass rates (Rogan-Gladen)",
+        "A record passes when the mean of its four scores is ≥ 0.5 (the binary-collapse cut), for the reference "
+        "and the judge. TPR/TNR (%) are estimated on a hashed half of the records, the judge's observed pass rate on "
+        "the other half is corrected: (p_obs + TNR - 1) / (TPR + TNR - 1), 95 % bootstrap CI over both halves; "
+        "reference_pass is the truth on that half.",
     ),
     "contrasts": (
         "Condition contrasts per judge (GT lift and ablations)",
@@ -101,9 +110,11 @@ def analyze(data: EvaluationData, settings: AnalysisSettings | None = None) -> J
     agreement, matrices = inter_judge(frame, settings.confidence)
     binary, binary_rho = binary_collapse_table(frame)
     bias, self_pref = judge_bias(frame)
+    corrected = corrected_rates(frame, settings)
     tables = {
         "table2": table2(cells),
-        "decision_guide": decision_guide(cells, settings),
+        "decision_guide": with_corrected_pass(decision_guide(cells, settings), corrected),
+        "corrected_rates": corrected,
         "contrasts": contrasts(cells, settings),
         "cells": cells.table,
         "per_metric": per_metric(frame),
@@ -189,6 +200,7 @@ def _guide_view(guide: pd.DataFrame) -> pd.DataFrame:
             "runner_up",
             "runner_up_alignment",
             "verdict",
+            *(["corrected_pass_rate"] if "corrected_pass_rate" in guide.columns else []),
         ]
     ]
     return view.rename(columns={"runner_up_alignment": "runner_up_align"})
