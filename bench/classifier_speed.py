@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from machine import host_line  # bench/machine.py: the folder is on sys.path
 from tooldiag.classify import get_classifier, has_tool_calls
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,23 +61,6 @@ ADVERSARIAL: dict[str, Callable[[], str]] = {
     "Russian « and ?": lambda: _repeat_to("Вы «уверены? "),
     "German plan chain": lambda: _repeat_to("Ich storniere die Buchung, kann nicht werden und "),
 }
-
-
-def host_line() -> str:
-    """CPU model and load average: a figure means little without the machine and what else ran on it."""
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.lower().startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
-    except (AttributeError, OSError):
-        load = "unknown"
-    return f"host: {model}, {os.cpu_count()} logical CPUs, load average (1, 5, 15 min) {load}"
 
 
 def load_rows() -> list[tuple[object, bool]]:

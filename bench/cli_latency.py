@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import resource
 import shutil
@@ -32,29 +31,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from machine import host_line  # bench/machine.py: the folder is on sys.path
 from tooldiag import run_bfcl
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENT_LOG = ROOT / "examples" / "agent_log.jsonl"
 BUDGET_S = 1.5
 CATEGORIES = ["base", "long_context", "miss_func", "miss_param"]
-
-
-def host_line() -> str:
-    """CPU model, count and load average: a wall-clock figure means little without them."""
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.lower().startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
-    except (AttributeError, OSError):
-        load = "unknown"
-    return f"host: {model}, {os.cpu_count()} logical CPUs, load average (1, 5, 15 min) {load}"
 
 
 def make_inputs(work: Path, limit: int) -> dict[str, list[str]]:
