@@ -105,8 +105,10 @@ def cases_command(
     chosen = CaseFilter.of(verdict, category, action_class)  # a typo fails before anything is read
     if fmt not in CASES_FORMATS:
         raise UserError(f"unknown format {fmt!r}", hint="use one of: " + ", ".join(CASES_FORMATS))
-    if fmt == "parquet" and out is None:
-        raise UserError("--format parquet writes a binary file", hint="add --out FILE.parquet")
+    if fmt == "parquet":
+        from tooldiag.report.frames import check_parquet_out
+
+        check_parquet_out(out)
     classifier = resolve_classifier_options(
         scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
         judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,

@@ -79,10 +79,10 @@ def diagnose_command(
     from tooldiag.report.render import render
 
     check_format(fmt, (PARQUET,))
-    if fmt == PARQUET and out is None:
-        from tooldiag.errors import UserError
+    if fmt == PARQUET:
+        from tooldiag.report.frames import check_parquet_out
 
-        raise UserError("--format parquet writes a binary file", hint="add --out FILE.parquet")
+        check_parquet_out(out)
     classifier = resolve_classifier_options(
         scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
         judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,

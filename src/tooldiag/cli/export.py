@@ -55,11 +55,10 @@ def export_command(
                 for case in cases:
                     handle.write(json.dumps(case, ensure_ascii=False) + "\n")
         elif format == "parquet":
-            from tooldiag.report.frames import cases_frame, write_parquet
+            from tooldiag.report.frames import cases_frame, check_parquet_out, write_parquet
             from tooldiag.suites.bfcl.export import export_case_rows
 
-            if out is None:
-                raise UserError("--format parquet writes a binary file", hint="add --out FILE.parquet")
+            check_parquet_out(out)  # before the rows are built
             write_parquet(cases_frame(export_case_rows(store, resolve_classifier_options(scheme, cues, judge))), out)
             typer.echo(f"wrote {out}", err=True)
         elif format == "bfcl":

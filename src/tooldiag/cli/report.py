@@ -155,10 +155,10 @@ def report_command(
     from tooldiag.report.render import render
 
     check_format(fmt, (PARQUET, HTML))
-    if fmt == PARQUET and out is None:
-        from tooldiag.errors import UserError
+    if fmt == PARQUET:
+        from tooldiag.report.frames import check_parquet_out
 
-        raise UserError("--format parquet writes a binary file", hint="add --out FILE.parquet")
+        check_parquet_out(out)
     if fmt == HTML and out is None:
         from tooldiag.errors import UserError
 

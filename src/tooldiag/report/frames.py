@@ -64,6 +64,14 @@ def records_frame(records: Iterable[Mapping[str, Any]], columns: Sequence[str] |
     return pd.DataFrame([{key: row.get(key) for key in columns} for row in rows], columns=list(columns))
 
 
+def check_parquet_out(out: Path | None, what: str = "--format parquet", flag: str = "--out") -> Path:
+    """``out``, or one clear error: a Parquet file cannot go to the terminal (``flag``: the command's name
+    for its output option). Commands call it before they compute anything, so a missing ``--out`` costs no work."""
+    if out is None:
+        raise UserError(f"{what} writes a binary file", hint=f"add {flag} FILE.parquet")
+    return out
+
+
 def write_parquet(frame: pd.DataFrame, out: Path | None, *, what: str = "--format parquet") -> None:
     """Write ``frame`` to the Parquet file ``out`` (its folder created); a clear error without ``--out``.
 
@@ -71,8 +79,7 @@ def write_parquet(frame: pd.DataFrame, out: Path | None, *, what: str = "--forma
     Parquet lists; a mapping cell is stored as JSON text, since a struct column would
     have to share one key set across rows.
     """
-    if out is None:
-        raise UserError(f"{what} writes a binary file", hint="add --out FILE.parquet")
+    out = check_parquet_out(out, what)
     import json
 
     frame = frame.copy()

@@ -15,19 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tooldiag.errors import UserError
+from tooldiag.report.frames import check_parquet_out
 
 if TYPE_CHECKING:
     import pandas as pd
 
 PARQUET_SUFFIX = ".parquet"
-
-
-def check_parquet_out(out: Path | None, what: str = "--format parquet", flag: str = "--out") -> Path:
-    """``out``, or the error :func:`tooldiag.report.frames.write_parquet` gives without it (``flag``: the
-    command's name for its output option)."""
-    if out is None:
-        raise UserError(f"{what} writes a binary file", hint=f"add {flag} FILE.parquet")
-    return out
 
 
 def is_single_file(out: Path) -> bool:
