@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from tooldiag.errors import ModelCallError, UserError
 from tooldiag.models.base import ModelBackend, TaskContext
@@ -45,10 +45,44 @@ def generation_config(
     return config
 
 
+class _Timed(Protocol):
+    wall_s: float
+
+
+#: A unit of model work, and the step's summary (any summary with ``wall_s``).
+Unit = TypeVar("Unit")
+S = TypeVar("S", bound=_Timed)
+
+
 def fatal(model: str, exc: ModelCallError) -> UserError:
     return UserError(
         f"{model}: {exc.message}", hint="check the model string, endpoint and API key, then re-run to resume"
     )
+
+
+async def run_units(
+    units: Sequence[Unit],
+    work: Callable[[Unit], Awaitable[None]],
+    concurrency: int,
+    *,
+    progress: ProgressSink,
+    backend: ModelBackend,
+    summary: S,
+    started: float,
+) -> S:
+    """Run ``units`` through the pool, then (always) end the progress bar and close the backend.
+
+    Every judgebench step (predict, judge, rewrite, meta-judge) ends the same way, whether the
+    pool finished or a fatal error stopped it; ``summary.wall_s`` is set from ``started`` and the
+    summary returned.
+    """
+    try:
+        await run_pool(units, work, concurrency)
+    finally:
+        progress.finish()
+        await backend.aclose()
+    summary.wall_s = time.perf_counter() - started
+    return summary
 
 
 def check_difficulties(difficulties: Iterable[str]) -> list[str]:
@@ -194,10 +228,6 @@ async def predict(
         summary.ran += 1
         progress.advance(status)
 
-    try:
-        await run_pool(units, work, concurrency)
-    finally:
-        progress.finish()
-        await backend.aclose()
-    summary.wall_s = time.perf_counter() - started
-    return summary
+    return await run_units(
+        units, work, concurrency, progress=progress, backend=backend, summary=summary, started=started
+    )

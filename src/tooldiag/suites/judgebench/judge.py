@@ -29,7 +29,7 @@ from tooldiag.errors import ModelCallError, StoreError, UserError
 from tooldiag.judges.reply import draw_until_parsed
 from tooldiag.metrics.structural import METRICS
 from tooldiag.models.base import ModelBackend, TaskContext
-from tooldiag.runner import NullProgress, ProgressSink, run_pool
+from tooldiag.runner import NullProgress, ProgressSink
 from tooldiag.suites.judgebench.conditions import (
     CONDITIONS,
     derangement_basis,
@@ -37,7 +37,7 @@ from tooldiag.suites.judgebench.conditions import (
     group_by_dag,
     parse_conditions,
 )
-from tooldiag.suites.judgebench.generate import check_difficulties, fatal
+from tooldiag.suites.judgebench.generate import check_difficulties, fatal, run_units
 from tooldiag.suites.judgebench.parsing import (
     JudgeVerdict,
     parse_judge_reply,
@@ -195,13 +195,9 @@ async def judge_predictions(
             summary.missing_metric += 1
         progress.advance(status)
 
-    try:
-        await run_pool(units, work, concurrency)
-    finally:
-        progress.finish()
-        await backend.aclose()
-    summary.wall_s = time.perf_counter() - started
-    return summary
+    return await run_units(
+        units, work, concurrency, progress=progress, backend=backend, summary=summary, started=started
+    )
 
 
 class _PromptTexts(dict):

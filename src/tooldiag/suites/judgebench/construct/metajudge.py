@@ -34,10 +34,10 @@ from pydantic import BaseModel
 from tooldiag.errors import ModelCallError, UserError
 from tooldiag.judges.reply import draw_until_parsed, parse_reply
 from tooldiag.models.base import ModelBackend, TaskContext
-from tooldiag.runner import NullProgress, ProgressSink, run_pool
+from tooldiag.runner import NullProgress, ProgressSink
 from tooldiag.suites.judgebench.construct.rewrite import parameter_names, write_jsonl
 from tooldiag.suites.judgebench.construct.rewrite_store import ConstructStore
-from tooldiag.suites.judgebench.generate import fatal
+from tooldiag.suites.judgebench.generate import fatal, run_units
 from tooldiag.suites.judgebench.prompts import load_template
 from tooldiag.suites.judgebench.records import JudgeBenchRecord
 from tooldiag.trajectory import GenerationConfig
@@ -212,13 +212,9 @@ async def vote_items(
         summary.ran += 1
         progress.advance(status)
 
-    try:
-        await run_pool(units, work, concurrency)
-    finally:
-        progress.finish()
-        await backend.aclose()
-    summary.wall_s = time.perf_counter() - started
-    return summary
+    return await run_units(
+        units, work, concurrency, progress=progress, backend=backend, summary=summary, started=started
+    )
 
 
 # --------------------------------------------------------------------------- the table

@@ -30,10 +30,10 @@ from tooldiag.errors import ModelCallError, UserError
 from tooldiag.judges.extract import strip_reasoning
 from tooldiag.judges.reply import draw_until_parsed
 from tooldiag.models.base import ModelBackend, TaskContext
-from tooldiag.runner import NullProgress, ProgressSink, run_pool
+from tooldiag.runner import NullProgress, ProgressSink
 from tooldiag.suites.judgebench.construct.rewrite_store import ConstructStore
 from tooldiag.suites.judgebench.construct.rewrite_text import normalized, numbers
-from tooldiag.suites.judgebench.generate import fatal
+from tooldiag.suites.judgebench.generate import fatal, run_units
 from tooldiag.suites.judgebench.loaders import BUILTIN, records_from_rows
 from tooldiag.suites.judgebench.prompts import PromptTemplate, load_template
 from tooldiag.suites.judgebench.records import JudgeBenchRecord
@@ -265,13 +265,9 @@ async def rewrite_records(
         if not _valid(hard_row, medium):
             await transition(record, "hard", medium)
 
-    try:
-        await run_pool(units, work, concurrency)
-    finally:
-        progress.finish()
-        await backend.aclose()
-    summary.wall_s = time.perf_counter() - started
-    return summary
+    return await run_units(
+        units, work, concurrency, progress=progress, backend=backend, summary=summary, started=started
+    )
 
 
 async def _ask(
