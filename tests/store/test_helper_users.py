@@ -21,7 +21,7 @@ def test_judgebench_store_is_wal_autocommit_with_the_busy_timeout(tmp_path):
         store.put_prediction("g", "r1", "easy", "ok", [])
         assert not store.db.in_transaction  # every row committed on its own
     meta = sqlite.read_meta(sqlite3.connect(tmp_path / "jb" / STORE_FILE))
-    assert meta == {"suite": "judgebench", "store_version": "1"}
+    assert meta == {"suite": "judgebench", "store_version": "2"}
 
 
 def test_judgebench_rows_keep_iso_timestamps(tmp_path):
@@ -67,10 +67,11 @@ def test_a_judgebench_store_written_before_the_helper_opens_and_reads_identicall
         ]
         assert store.finished_predictions("g") == {("r1", "easy")}
     meta = sqlite.read_meta(sqlite3.connect(tmp_path / "jb" / STORE_FILE))
-    assert meta == {"store_version": "1", "suite": "judgebench", "records_fingerprint": "abc"}  # untouched
+    # the version-1 store is migrated (judgements gain sample/variant keys); other meta rows are untouched
+    assert meta == {"store_version": "2", "suite": "judgebench", "records_fingerprint": "abc"}
 
 
-@pytest.mark.parametrize("version, suite", [("2", "judgebench"), ("x", "judgebench"), ("1", "other")])
+@pytest.mark.parametrize("version, suite", [("3", "judgebench"), ("x", "judgebench"), ("1", "other")])
 def test_an_incompatible_judgebench_store_is_refused(tmp_path, version, suite):
     _write_pre_helper_judgebench(tmp_path / "jb", version=version, suite=suite)
     with pytest.raises(StoreError, match=f"written by an incompatible tooldiag \\(store version {version}\\)"):

@@ -170,10 +170,10 @@ def _number(value: float) -> float | None:
 
 
 def _verdicts(rows: list[tuple], judge: str, condition: str) -> dict[PlanKey, np.ndarray]:
-    """The parsed verdicts of ``judge`` under ``condition``: plan -> 4 values (NaN where a metric is missing)."""
+    """First-draw verdicts of ``judge`` under ``condition``: plan -> 4 values (NaN where a metric is missing)."""
     out: dict[PlanKey, np.ndarray] = {}
-    for j, generator, record_id, difficulty, cond, status, *values in rows:
-        if j == judge and cond == condition and status == "ok":
+    for j, generator, record_id, difficulty, cond, sample, _variant, status, *values in rows:
+        if j == judge and cond == condition and status == "ok" and sample == 0:
             out[(generator, record_id, difficulty)] = np.array([np.nan if v is None else v for v in values], float)
     return out
 
@@ -214,7 +214,7 @@ def verdict_drift(store_dir: str | Path, judge_a: str, judge_b: str, *, conditio
         rows = store.judgement_rows()
         settings = store.settings()
     present: dict[str, set[str]] = {}
-    for judge, _g, _r, _d, cond, *_ in rows:
+    for judge, _g, _r, _d, cond, *_ in rows:  # the judgement_rows columns: condition fifth
         present.setdefault(judge, set()).add(cond)
     for judge in (judge_a, judge_b):
         if judge not in present:

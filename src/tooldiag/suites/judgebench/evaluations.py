@@ -62,6 +62,16 @@ def programmatic_scores(store: JudgeBenchStore, *, schema_aware: bool = False) -
     return frame
 
 
+#: Columns of :func:`judgement_units`: the store's row columns with ``l_`` before each metric.
+UNIT_COLUMNS = ["judge", "generator", "record_id", "difficulty", "condition", "sample", "variant", "status", *L_COLS]
+
+
+def judgement_units(store: JudgeBenchStore) -> pd.DataFrame:
+    """Every stored judge unit of the plans as generated (variant ``""``), one row per draw."""
+    assert list(store.JUDGEMENT_ROW_COLUMNS[8:]) == list(METRICS)
+    return pd.DataFrame(store.judgement_rows(), columns=UNIT_COLUMNS)
+
+
 def load_evaluations(store: JudgeBenchStore, *, schema_aware: bool = False) -> EvaluationData:
     """The evaluation table of a run directory."""
     records = store.records()
@@ -71,10 +81,7 @@ def load_evaluations(store: JudgeBenchStore, *, schema_aware: bool = False) -> E
     )
     preds = preds.drop(columns=["calls", "error"])
     preds["dag_type"] = preds["record_id"].map(dag)
-    judg = pd.DataFrame(
-        store.judgement_rows(),
-        columns=["judge", "generator", "record_id", "difficulty", "condition", "status", *L_COLS],
-    )
+    judg = judgement_units(store)
     judg["missing"] = judg[L_COLS].isna().sum(axis=1).where(judg["status"] == "ok", 0)
     scores = programmatic_scores(store, schema_aware=schema_aware)
     ok = judg[judg["status"] == "ok"]
@@ -108,10 +115,7 @@ def judgement_frame(store: JudgeBenchStore, *, schema_aware: bool = False) -> pd
     from tooldiag.metrics.agreement import metric_alignment
 
     records = store.records()
-    judg = pd.DataFrame(
-        store.judgement_rows(),
-        columns=["judge", "generator", "record_id", "difficulty", "condition", "status", *L_COLS],
-    )
+    judg = judgement_units(store)
     judg[L_COLS] = judg[L_COLS].astype(float)
     judg["missing"] = judg[L_COLS].isna().sum(axis=1).where(judg["status"] == "ok", 0).astype(int)
     judg["dag_type"] = judg["record_id"].map({rid: r.dag_type for rid, r in records.items()})

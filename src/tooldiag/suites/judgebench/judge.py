@@ -143,7 +143,7 @@ async def judge_predictions(
     for condition in conditions:
         reference = CONDITIONS[condition].reference
         for pred in predictions:
-            key = (pred["generator"], pred["record_id"], pred["difficulty"], condition)
+            key = (pred["generator"], pred["record_id"], pred["difficulty"], condition, 0, "")
             if key in done:
                 summary.skipped += 1
                 continue

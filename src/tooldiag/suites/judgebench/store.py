@@ -1,7 +1,7 @@
 """The run directory of a judge-reliability study: one SQLite file, one committed row per unit.
 
 A unit of work is one generator call ``(generator, record, difficulty)`` or one judge verdict
-``(judge, generator, record, difficulty, condition)``; each is committed as soon as it
+``(judge, generator, record, difficulty, condition, sample, variant)``; each is committed as soon as it
 finishes (WAL journal), so a run killed at any moment loses at most the units in flight,
 and re-running the same command skips what is stored: nothing is lost or duplicated (the
 primary keys forbid duplicates). Rows with status ``error`` (the model call failed for
@@ -12,8 +12,14 @@ The store keeps the records it was run on (with a content fingerprint) and the s
 every model and condition; resuming with different records or settings is refused.
 
 The file is opened through :mod:`tooldiag.sqlite` (autocommit: each row is its own
-transaction). Its header is ``meta(suite = judgebench, store_version = 1)``, the keys the
+transaction). Its header is ``meta(suite = judgebench, store_version = 2)``, the keys the
 first stores were written with; row timestamps are ISO-8601 text.
+
+Version 2 added two keys to a judgement: ``sample`` (the draw index, 0 for the first draw, so a
+judge can be asked for K independent verdicts of one plan) and ``variant`` (``""`` for the plan
+as generated, otherwise the name of a bias probe that re-judged a rewritten but structurally
+identical plan, such as ``order``). A version-1 store is migrated in place when opened: its
+judgements become sample 0, variant ``""``, and the header says 2.
 """
 
 from __future__ import annotations
@@ -29,8 +35,16 @@ from tooldiag.errors import StoreError
 from tooldiag.suites.judgebench.records import JudgeBenchRecord
 
 STORE_FILE = "judgebench.sqlite"
-STORE_VERSION = 1
+STORE_VERSION = 2
 HEADER = sqlite.Header(format_key="suite", format="judgebench", version_key="store_version", version=STORE_VERSION)
+
+_JUDGEMENTS_TABLE = """CREATE TABLE IF NOT EXISTS judgements (
+    judge TEXT NOT NULL, generator TEXT NOT NULL, record_id TEXT NOT NULL, difficulty TEXT NOT NULL,
+    condition TEXT NOT NULL, status TEXT NOT NULL,
+    tool_selection REAL, parameter_structure REAL, sequence REAL, coverage REAL,
+    verdict TEXT, raw TEXT, attempts INTEGER NOT NULL, error TEXT, prompt TEXT, created_at TEXT NOT NULL,
+    sample INTEGER NOT NULL DEFAULT 0, variant TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (judge, generator, record_id, difficulty, condition, sample, variant))"""
 
 _SCHEMA = f"""
 {sqlite.META_TABLE};
@@ -43,12 +57,7 @@ CREATE TABLE IF NOT EXISTS predictions (
     generator TEXT NOT NULL, record_id TEXT NOT NULL, difficulty TEXT NOT NULL,
     status TEXT NOT NULL, calls TEXT, raw TEXT, error TEXT, latency_s REAL, created_at TEXT NOT NULL,
     PRIMARY KEY (generator, record_id, difficulty));
-CREATE TABLE IF NOT EXISTS judgements (
-    judge TEXT NOT NULL, generator TEXT NOT NULL, record_id TEXT NOT NULL, difficulty TEXT NOT NULL,
-    condition TEXT NOT NULL, status TEXT NOT NULL,
-    tool_selection REAL, parameter_structure REAL, sequence REAL, coverage REAL,
-    verdict TEXT, raw TEXT, attempts INTEGER NOT NULL, error TEXT, prompt TEXT, created_at TEXT NOT NULL,
-    PRIMARY KEY (judge, generator, record_id, difficulty, condition));
+{_JUDGEMENTS_TABLE};
 """
 
 PREDICTION_STATUSES = ("ok", "empty", "unparseable", "error")
@@ -80,19 +89,42 @@ class JudgeBenchStore:
         version = self._meta(HEADER.version_key)
         if version is None:
             sqlite.write_meta(self.db, HEADER.items())
-        elif not self._is_compatible(version):
+            return
+        number = self._compatible_version(version)
+        if number is None:
             raise StoreError(
                 f"{self.path} was written by an incompatible tooldiag (store version {version})",
                 hint="use a fresh --run-dir",
             )
+        if number == 1:
+            self._migrate_from_v1()
 
-    def _is_compatible(self, version: str) -> bool:
-        """The stored version is ours (text ``"1"``, as every judgebench store wrote it) in a judgebench file."""
+    def _compatible_version(self, version: str) -> int | None:
+        """The stored version (text, as every judgebench store wrote it) when it is 1 or 2 in a judgebench file."""
         try:
             number = sqlite.parse_version(version)
         except ValueError:
-            return False
-        return number == HEADER.version and self._meta(HEADER.format_key) == HEADER.format
+            return None
+        if number not in (1, HEADER.version) or self._meta(HEADER.format_key) != HEADER.format:
+            return None
+        return number
+
+    def _migrate_from_v1(self) -> None:
+        """Give a version-1 judgements table the ``sample`` and ``variant`` keys, in one transaction.
+
+        SQLite cannot change a primary key in place, so the table is rebuilt; every old row
+        becomes the first draw (sample 0) of the plan as generated (variant ``""``).
+        """
+        columns = [row[1] for row in self.db.execute("PRAGMA table_info(judgements)")]
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            if "sample" not in columns:
+                self.db.execute("ALTER TABLE judgements RENAME TO judgements_v1")
+                self.db.execute(_JUDGEMENTS_TABLE)
+                old = ", ".join(columns)
+                self.db.execute(f"INSERT INTO judgements ({old}) SELECT {old} FROM judgements_v1")
+                self.db.execute("DROP TABLE judgements_v1")
+            self.db.execute("UPDATE meta SET value = ? WHERE key = ?", (str(HEADER.version), HEADER.version_key))
 
     def close(self) -> None:
         self.db.close()
@@ -240,12 +272,14 @@ class JudgeBenchStore:
 
     # ------------------------------------------------------------------ judgements
 
-    def finished_judgements(self, judge: str) -> set[tuple[str, str, str, str]]:
+    def finished_judgements(self, judge: str) -> set[tuple[str, str, str, str, int, str]]:
+        """Keys ``(generator, record_id, difficulty, condition, sample, variant)`` of ``judge``'s final verdicts."""
         rows = self.db.execute(
-            "SELECT generator, record_id, difficulty, condition FROM judgements WHERE judge = ? AND status != 'error'",
+            "SELECT generator, record_id, difficulty, condition, sample, variant FROM judgements "
+            "WHERE judge = ? AND status != 'error'",
             (judge,),
         )
-        return {tuple(r) for r in rows}
+        return {(g, r, d, c, int(s), v) for g, r, d, c, s, v in rows}
 
     def put_judgement(
         self,
@@ -261,12 +295,15 @@ class JudgeBenchStore:
         attempts: int,
         error: str | None,
         prompt: str,
+        *,
+        sample: int = 0,
+        variant: str = "",
     ) -> None:
         if status not in JUDGEMENT_STATUSES:
             raise ValueError(f"unknown judgement status {status!r}")
         v = values or {}
         self.db.execute(
-            "INSERT OR REPLACE INTO judgements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO judgements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 judge,
                 generator,
@@ -284,13 +321,28 @@ class JudgeBenchStore:
                 error,
                 prompt,
                 sqlite.iso_time(),
+                sample,
+                variant,
             ),
         )
 
-    def judgement_rows(self) -> list[tuple]:
+    #: Columns of :meth:`judgement_rows`, in order.
+    JUDGEMENT_ROW_COLUMNS = (
+        "judge", "generator", "record_id", "difficulty", "condition", "sample", "variant", "status",
+        "tool_selection", "parameter_structure", "sequence", "coverage",
+    )  # fmt: skip
+
+    def judgement_rows(self, *, variant: str | None = "") -> list[tuple]:
+        """Stored judgements as :attr:`JUDGEMENT_ROW_COLUMNS` tuples, in key order.
+
+        ``variant`` picks the plans as generated (``""``, the default: what every analysis table
+        reads), one bias probe's variant, or all rows (``None``).
+        """
+        where, params = ("", ()) if variant is None else (" WHERE variant = ?", (variant,))
         return self.db.execute(
-            "SELECT judge, generator, record_id, difficulty, condition, status, tool_selection, "
-            "parameter_structure, sequence, coverage FROM judgements"
+            f"SELECT {', '.join(self.JUDGEMENT_ROW_COLUMNS)} FROM judgements{where} "
+            "ORDER BY judge, generator, record_id, difficulty, condition, sample, variant",
+            params,
         ).fetchall()
 
     def count(self, table: str) -> int:
