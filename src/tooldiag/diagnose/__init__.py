@@ -13,7 +13,13 @@ from pathlib import Path
 from tooldiag.classify import Classifier, classify_batch, get_classifier
 from tooldiag.classify.classes import ActionClass
 from tooldiag.classify.provenance import CountingClassifier
-from tooldiag.diagnose.log import AssistantMessage, Conversation, InvalidLine, read_agent_log
+from tooldiag.diagnose.log import (
+    AssistantMessage,
+    Conversation,
+    InvalidLine,
+    conversations_from_objects,
+    read_agent_log,
+)
 from tooldiag.metrics.gar import CaseObservation, Thresholds
 from tooldiag.report.build import build_report
 from tooldiag.report.model import RunReport
@@ -22,6 +28,8 @@ __all__ = [
     "AssistantMessage",
     "Conversation",
     "InvalidLine",
+    "conversations_from_objects",
+    "diagnose_conversations",
     "diagnose_log",
     "observations_from_conversations",
     "read_agent_log",
@@ -69,6 +77,25 @@ def diagnose_log(
     ``invalid``: a list to skip bad lines into instead of refusing the log (the report notes them).
     """
     conversations = read_agent_log(Path(path), invalid=invalid)
+    return diagnose_conversations(
+        conversations, Path(path).stem, str(path), classifier, thresholds=thresholds, invalid=invalid
+    )
+
+
+def diagnose_conversations(
+    conversations: Sequence[Conversation],
+    name: str,
+    source: str,
+    classifier: Classifier | None = None,
+    *,
+    thresholds: Thresholds = Thresholds(),
+    invalid: Sequence[InvalidLine] | None = None,
+) -> RunReport:
+    """The calibration report of conversations from any source (an agent log, an imported trace).
+
+    ``name`` titles the report and ``source`` says where the conversations came from;
+    ``invalid`` lists what was skipped (the report notes it).
+    """
     classifier = classifier or get_classifier("default")
     counting = CountingClassifier(classifier)
     cases = observations_from_conversations(conversations, counting)
@@ -79,10 +106,10 @@ def diagnose_log(
     if all(c.passed is None for c in conversations):
         notes.append("no conversation has 'passed': Acc and Delta are not available")
     return build_report(
-        Path(path).stem,
+        name,
         cases,
         scheme=classifier.name,
-        source=str(path),
+        source=source,
         thresholds=thresholds,
         notes=notes,
         classifier=counting.summary(),

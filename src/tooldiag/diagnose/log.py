@@ -28,6 +28,7 @@ not hide the other thousands.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -174,14 +175,31 @@ def read_agent_log(path: Path, *, invalid: list[InvalidLine] | None = None) -> l
         lines = path.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as exc:
         raise UserError(f"{path} is not UTF-8 text ({exc.reason})", hint="save the log as UTF-8 JSONL") from None
+    numbered = ((number, line) for number, line in enumerate(lines, start=1) if line.strip())
+    return _checked(((number, f"{path} line {number}", line) for number, line in numbered), str(path), "line", invalid)
+
+
+def conversations_from_objects(
+    objects: Iterable[Any], source: str, *, invalid: list[InvalidLine] | None = None
+) -> list[Conversation]:
+    """Agent-log conversations already parsed from JSON (an imported trace), checked as a log's lines are.
+
+    Conversation ``i`` (1-based) plays the part of line ``i`` in errors and in ``invalid``.
+    """
+    items = ((i, f"{source} conversation {i}", obj) for i, obj in enumerate(objects, start=1))
+    return _checked(items, source, "conversation", invalid)
+
+
+def _checked(
+    items: Iterable[tuple[int, str, Any]], source: str, unit: str, invalid: list[InvalidLine] | None
+) -> list[Conversation]:
+    """Parse ``(number, where, line or object)`` items into conversations; see :func:`read_agent_log`."""
     conversations: list[Conversation] = []
     seen: dict[str, int] = {}
     category_gold: dict[str, tuple[ActionClass, int]] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for number, where, item in items:
         try:
-            conversation = _read_line(line, f"{path} line {number}", number, seen, category_gold)
+            conversation = _read_line(item, where, number, seen, category_gold)
         except UserError as exc:
             if invalid is None:
                 raise
@@ -193,22 +211,28 @@ def read_agent_log(path: Path, *, invalid: list[InvalidLine] | None = None) -> l
     if not conversations:
         if invalid:
             raise UserError(
-                f"{path} holds no valid conversation ({len(invalid)} invalid line(s), the first: {invalid[0].message})",
+                f"{source} holds no valid conversation "
+                f"({len(invalid)} invalid {unit}(s), the first: {invalid[0].message})",
                 hint=_HINT,
             )
-        raise UserError(f"{path} holds no conversation", hint=_HINT)
+        raise UserError(f"{source} holds no conversation", hint=_HINT)
     return conversations
 
 
 def _read_line(
-    line: str, where: str, number: int, seen: dict[str, int], category_gold: dict[str, tuple[ActionClass, int]]
+    line: str | Any, where: str, number: int, seen: dict[str, int], category_gold: dict[str, tuple[ActionClass, int]]
 ) -> Conversation:
-    """One line as a conversation, checked against the lines read before it (unique ids, one
-    gold per category); a :class:`UserError` naming the line otherwise."""
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{where}: not valid JSON ({exc.msg})", hint="one conversation per line; " + _HINT) from None
+    """One line (JSON text, or the object already decoded) as a conversation, checked against the
+    lines read before it (unique ids, one gold per category); a :class:`UserError` naming the line otherwise."""
+    if isinstance(line, str):
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(
+                f"{where}: not valid JSON ({exc.msg})", hint="one conversation per line; " + _HINT
+            ) from None
+    else:
+        obj = line
     conversation = _parse_conversation(obj, where, number)
     if conversation.id in seen:
         raise UserError(
