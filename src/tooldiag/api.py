@@ -285,6 +285,59 @@ def diagnose_log(
     return diagnose(Path(log), _classifier_of(classifier), thresholds=thresholds, invalid=invalid)
 
 
+def import_traces(
+    source: str,
+    paths: Iterable[str | Path],
+    out: str | Path,
+    *,
+    gold_map: str | Path | None = None,
+    fmt: str | None = None,
+) -> int:
+    """``tooldiag import inspect|otel|langsmith``: trace files as an agent log at ``out``; returns
+    how many conversations it holds. Every conversation is checked as ``diagnose`` would read it
+    before anything is written, so a log that would be refused is never written."""
+    from tooldiag.diagnose import conversations_from_objects
+    from tooldiag.suites.traces import read_traces
+    from tooldiag.suites.traces.agent_log import load_gold_map, write_agent_log
+
+    files = [Path(p) for p in paths]
+    objects = read_traces(source, files, load_gold_map(gold_map) if gold_map is not None else None, fmt)
+    conversations_from_objects(objects, _trace_name(source, files))
+    return write_agent_log(objects, out)
+
+
+def diagnose_traces(
+    source: str,
+    paths: Iterable[str | Path],
+    classifier: Classifier | str | None = None,
+    *,
+    gold_map: str | Path | None = None,
+    fmt: str | None = None,
+    thresholds: Thresholds = Thresholds(),
+    invalid: list[InvalidLine] | None = None,
+) -> RunReport:
+    """``tooldiag diagnose --from inspect|otel|langsmith``: the calibration profile of trace files,
+    read as :func:`import_traces` reads them, with no agent log written."""
+    from tooldiag.diagnose import conversations_from_objects, diagnose_conversations
+    from tooldiag.suites.traces import read_traces
+    from tooldiag.suites.traces.agent_log import load_gold_map
+
+    files = [Path(p) for p in paths]
+    name = _trace_name(source, files)
+    objects = read_traces(source, files, load_gold_map(gold_map) if gold_map is not None else None, fmt)
+    conversations = conversations_from_objects(objects, name, invalid=invalid)
+    source_text = ", ".join(str(f) for f in files)
+    return diagnose_conversations(
+        conversations, name, f"{source}: {source_text}", _classifier_of(classifier), thresholds=thresholds,
+        invalid=invalid,
+    )  # fmt: skip
+
+
+def _trace_name(source: str, files: Sequence[Path]) -> str:
+    """A report title for trace files: the one file's stem, or the source and the file count."""
+    return files[0].stem if len(files) == 1 else f"{source} ({len(files)} files)"
+
+
 def tau2_diagnose(
     results: Iterable[str | Path],
     *,

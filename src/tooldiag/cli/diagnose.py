@@ -37,8 +37,13 @@ if TYPE_CHECKING:
 
 
 def diagnose_command(
-    log: Annotated[
-        Path, typer.Argument(help="Agent log: one JSON conversation per line (see examples/agent_log.jsonl).")
+    logs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Agent log: one JSON conversation per line (see examples/agent_log.jsonl); "
+            "with --from, one or more trace files of that source.",
+            metavar="LOG",
+        ),
     ],
     fmt: Format = "md",
     out: Out = None,
@@ -62,6 +67,23 @@ def diagnose_command(
             help="Skip malformed lines (reported on stderr: how many, and the first few) instead of refusing the log.",
         ),
     ] = False,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            help="Read traces of another tool instead of an agent log: inspect (Inspect AI .eval/.json logs), "
+            "otel (OTLP or Jaeger JSON: OpenTelemetry GenAI or OpenInference spans), langsmith (run exports). "
+            "See docs/traces.md.",
+        ),
+    ] = None,
+    gold_map: Annotated[
+        Path | None,
+        typer.Option("--gold-map", help="With --from: gold classes for traces that carry none (docs/traces.md)."),
+    ] = None,
+    trace_format: Annotated[
+        str | None,
+        typer.Option("--trace-format", help="With --from: force the source's file layout instead of detecting it."),
+    ] = None,
 ) -> None:
     """Calibration profile of any agent's conversation log (JSONL).
 
@@ -73,8 +95,10 @@ def diagnose_command(
     languages without cue data (>= 5% of the text emissions, or >= 10 of them).
 
     Example: tooldiag diagnose examples/agent_log.jsonl --format json
+
+    Example: tooldiag diagnose --from inspect logs/2026-11-30T10-00-00_bfcl.eval
     """
-    from tooldiag.api import diagnose_log
+    from tooldiag.api import diagnose_log, diagnose_traces
     from tooldiag.cli.io import write_out
     from tooldiag.report.render import render
 
@@ -88,14 +112,20 @@ def diagnose_command(
         judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
     )  # fmt: skip
     invalid: list[InvalidLine] | None = [] if skip_invalid else None
-    report = diagnose_log(
-        log,
-        classifier,
-        thresholds=thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence),
-        invalid=invalid,
-    )
+    thresholds = thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence)
+    if source is None:
+        if len(logs) != 1 or gold_map is not None or trace_format is not None:
+            from tooldiag.errors import UserError
+
+            what = f"{len(logs)} logs" if len(logs) != 1 else "--gold-map/--trace-format"
+            raise UserError(f"{what} given without --from", hint="diagnose reads one agent log; --from reads traces")
+        report = diagnose_log(logs[0], classifier, thresholds=thresholds, invalid=invalid)
+    else:
+        report = diagnose_traces(
+            source, logs, classifier, gold_map=gold_map, fmt=trace_format, thresholds=thresholds, invalid=invalid
+        )
     if invalid:
-        typer.echo(f"warning: {skipped_lines_text(log, invalid)}", err=True)
+        typer.echo(f"warning: {skipped_lines_text(logs[0] if len(logs) == 1 else source, invalid)}", err=True)
     print_classifier_warnings([report.classifier])
     if fmt == PARQUET:  # the tidy table of --format csv, numbers as numbers
         from tooldiag.report.frames import report_frame, write_parquet
@@ -106,7 +136,7 @@ def diagnose_command(
     write_out(render([report], fmt), out)
 
 
-def skipped_lines_text(log: Path, invalid: list[InvalidLine], shown: int = 3) -> str:
+def skipped_lines_text(log: Path | str | None, invalid: list[InvalidLine], shown: int = 3) -> str:
     """``skipped 4 invalid line(s) of LOG: line 2 (not valid JSON ...), ...``: the count and the first few."""
     firsts = "; ".join(bad.message for bad in invalid[:shown]) + ("; ..." if len(invalid) > shown else "")
     return f"skipped {len(invalid)} invalid line(s) of {log} (--skip-invalid): {firsts}"

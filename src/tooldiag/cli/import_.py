@@ -54,5 +54,45 @@ def import_bfcl_command(
     print_summary(summary)
 
 
+#: ``tooldiag import SOURCE``: trace sources, their files and an example each (readers: tooldiag.suites.traces).
+_TRACE_COMMANDS = {
+    "inspect": ("Inspect AI logs (.eval, compressed or not, or .json)", "logs/2026-11-30T10-00-00_bfcl.eval"),
+    "otel": ("OpenTelemetry traces as OTLP JSON or Jaeger JSON (GenAI or OpenInference spans)", "traces.json"),
+    "langsmith": ("LangSmith run exports (JSONL of runs)", "runs.jsonl"),
+}
+
+
+def _trace_command(source: str, what: str, example: str) -> None:
+    def command(
+        files: Annotated[list[Path], typer.Argument(help="Trace files of this source (see above).", metavar="FILE")],
+        out: Annotated[
+            Path, typer.Option("--out", "-o", help="Agent log to write (JSONL): diagnose, cases and show read it.")
+        ],
+        gold_map: Annotated[
+            Path | None,
+            typer.Option("--gold-map", help="Gold classes for traces that carry none (docs/traces.md, 'Gold map')."),
+        ] = None,
+        trace_format: Annotated[
+            str | None, typer.Option("--format", help="Force the file layout instead of detecting it per file.")
+        ] = None,
+    ) -> None:
+        from tooldiag.api import import_traces
+
+        count = import_traces(source, files, out, gold_map=gold_map, fmt=trace_format)
+        typer.echo(f"wrote {count} conversation(s) to {out}", err=True)
+
+    command.__doc__ = (
+        f"Convert {what} into an agent log: conversations in order, tool calls with their raw\n"
+        "arguments and parse errors, failed tool calls marked; gold classes from the benchmark or --gold-map.\n\n"
+        f"Example: tooldiag import {source} {example} --out conversations.jsonl && "
+        "tooldiag diagnose conversations.jsonl"
+    )
+    import_app.command(source)(command)
+
+
+for _source, (_what, _example) in _TRACE_COMMANDS.items():
+    _trace_command(_source, _what, _example)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(import_app, name="import", rich_help_panel="Run benchmarks")

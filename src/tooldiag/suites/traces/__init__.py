@@ -25,8 +25,9 @@ from typing import Any
 from tooldiag.errors import UserError
 from tooldiag.suites.traces.agent_log import GoldMap
 
-#: ``reader(paths, gold_map) -> conversations`` (agent-log objects, in a stable order).
-TraceReader = Callable[[Sequence[Path], GoldMap | None], list[dict[str, Any]]]
+#: ``reader(paths, gold_map, fmt) -> conversations`` (agent-log objects, in a stable order);
+#: ``fmt`` forces one of the source's layouts (``None``: detect it per file, refusing a file that fits none).
+TraceReader = Callable[[Sequence[Path], GoldMap | None, str | None], list[dict[str, Any]]]
 
 #: Source name -> ``"module:function"`` of its reader. Add a source here.
 TRACE_SOURCES: dict[str, str] = {}
@@ -43,10 +44,15 @@ def trace_reader(source: str) -> TraceReader:
     return reader
 
 
-def read_traces(source: str, paths: Sequence[str | Path], gold_map: GoldMap | None = None) -> list[dict[str, Any]]:
+def read_traces(
+    source: str, paths: Sequence[str | Path], gold_map: GoldMap | None = None, fmt: str | None = None
+) -> list[dict[str, Any]]:
     """Conversations (agent-log objects) of the trace files ``paths`` of ``source``."""
+    reader = trace_reader(source)
     files = [Path(p) for p in paths]
+    if not files:
+        raise UserError(f"no {source} trace file given", hint=f"give one or more {source} trace files")
     for path in files:
         if not path.exists():
             raise UserError(f"{path} does not exist", hint=f"give {source} trace files")
-    return trace_reader(source)(files, gold_map)
+    return reader(files, gold_map, fmt)
