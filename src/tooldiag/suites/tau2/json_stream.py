@@ -6,6 +6,11 @@ tau2-bench writes every simulation of a run into one JSON document (``Results``:
 top-level value, or one element of a chosen array, at a time, so memory holds one
 simulation plus the header.
 
+The walk uses ijson's basic (prefix-free) events: prefixed events make ijson build a path
+string per event, which for deeply nested input costs memory quadratic in the depth (a 40 KB
+file of ``[`` peaked at 3.9 GB). Nesting deeper than :data:`MAX_DEPTH` is refused with one
+line, so memory stays bounded by the largest value whatever the input.
+
 ijson's errors carry no position, so on a parse error the file is re-read once with the
 standard library, whose ``JSONDecodeError`` has line and column; that costs a full read
 only on the error path (files above :data:`EXACT_POSITION_LIMIT` get the byte window the
@@ -25,6 +30,9 @@ from tooldiag.errors import UserError
 
 #: Largest file re-read with the standard library to pinpoint a syntax error.
 EXACT_POSITION_LIMIT = 1 << 30
+
+#: Deepest nesting of arrays and objects accepted (tau2 files nest about 10 deep).
+MAX_DEPTH = 200
 
 _STARTS = frozenset({"start_map", "start_array"})
 _ENDS = frozenset({"end_map", "end_array"})
@@ -82,26 +90,37 @@ def json_error(path: Path, exc: Exception, *, consumed: int | None = None) -> Us
     return UserError(f"{path}: invalid JSON{where}: {detail}", hint=TRUNCATION_HINT)
 
 
-def _build(event: str, value: Any, events: Iterator[tuple[str, str, Any]]) -> Any:
+class _TooDeep(Exception):
+    """Nesting beyond :data:`MAX_DEPTH`; turned into a :class:`UserError` naming the file."""
+
+
+def _build(event: str, value: Any, events: Iterator[tuple[str, Any]], depth: int) -> Any:
+    """The value that starts with ``event`` (``depth`` containers already open around it)."""
     builder = ijson.ObjectBuilder()
     builder.event(event, value)
-    depth = 1 if event in _STARTS else 0
-    while depth:
-        _, event, value = next(events)
+    start = depth
+    depth += 1 if event in _STARTS else 0
+    while depth > start:
+        event, value = next(events)
         builder.event(event, value)
         if event in _STARTS:
             depth += 1
+            if depth > MAX_DEPTH:
+                raise _TooDeep
         elif event in _ENDS:
             depth -= 1
     return builder.value
 
 
-def _skip(event: str, events: Iterator[tuple[str, str, Any]]) -> None:
-    depth = 1 if event in _STARTS else 0
-    while depth:
-        _, event, _ = next(events)
+def _skip(event: str, events: Iterator[tuple[str, Any]], depth: int) -> None:
+    start = depth
+    depth += 1 if event in _STARTS else 0
+    while depth > start:
+        event, _ = next(events)
         if event in _STARTS:
             depth += 1
+            if depth > MAX_DEPTH:
+                raise _TooDeep
         elif event in _ENDS:
             depth -= 1
 
@@ -130,11 +149,11 @@ def scan_top_level(
     """
     with open(path, "rb") as raw:
         reader = _CountingReader(raw)
-        events = ijson.parse(reader, use_float=True)
+        events = ijson.basic_parse(reader, use_float=True)
         seen: set[str] = set()
         try:
             try:
-                _, event, _ = next(events)
+                event, _ = next(events)
             except StopIteration:  # pragma: no cover - ijson raises on empty input
                 raise UserError(f"{path}: empty file", hint=TRUNCATION_HINT) from None
             if event != "start_map":
@@ -145,11 +164,12 @@ def scan_top_level(
                     "or a tau2 run folder holding results.json",
                 )
             key: str | None = None
-            for prefix, event, value in events:
-                if prefix == "" and event == "map_key":
+            # Every value is consumed whole by _build/_skip, so this loop only sees depth-1 events.
+            for event, value in events:
+                if event == "map_key":
                     key = value
                     continue
-                if prefix == "" and event == "end_map":
+                if event == "end_map":
                     break
                 assert key is not None
                 if key == stream_key:
@@ -167,24 +187,29 @@ def scan_top_level(
                         yield stream_key, STREAM_PRESENT, None
                         return
                     if not stream_items:
-                        _skip(event, events)
+                        _skip(event, events, 1)
                         yield stream_key, STREAM_PRESENT, None
                         continue
                     index = 0
-                    for _, item_event, item_value in events:
+                    for item_event, item_value in events:
                         if item_event == "end_array":
                             break
-                        yield stream_key, _build(item_event, item_value, events), index
+                        yield stream_key, _build(item_event, item_value, events, 2), index
                         index += 1  # noqa: SIM113 - counts items, while the loop walks parser events
                     continue
                 seen.add(key)
                 if want_keys is None or key in want_keys:
-                    yield key, _build(event, value, events), None
+                    yield key, _build(event, value, events, 1), None
                 else:
-                    _skip(event, events)
+                    _skip(event, events, 1)
             # Drain: trailing garbage after the object is a syntax error too.
             for _ in events:
                 pass
+        except _TooDeep:
+            raise UserError(
+                f"{path}: JSON nested more than {MAX_DEPTH} levels deep (near byte {reader.consumed})",
+                hint="tau2 results nest about 10 levels; this is not a tau2 results file, or it is corrupted",
+            ) from None
         except ijson.JSONError as exc:
             raise json_error(path, exc, consumed=reader.consumed) from None
         except StopIteration:  # pragma: no cover - ijson raises IncompleteJSONError first
