@@ -19,6 +19,7 @@ from typing import Any, TextIO
 import typer
 
 from tooldiag.errors import UserError
+from tooldiag.store.outputs import check_output_path
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ JSONL_OUT = OutWording(
 def _prepare(out: Path, wording: OutWording) -> None:
     if wording.is_folder is not None and out.is_dir():
         raise UserError(wording.is_folder.format(out=out), hint=wording.is_folder_hint)
+    check_output_path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
 
 

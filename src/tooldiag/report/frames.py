@@ -69,6 +69,9 @@ def check_parquet_out(out: Path | None, what: str = "--format parquet", flag: st
     for its output option). Commands call it before they compute anything, so a missing ``--out`` costs no work."""
     if out is None:
         raise UserError(f"{what} writes a binary file", hint=f"add {flag} FILE.parquet")
+    from tooldiag.store.outputs import check_output_path
+
+    check_output_path(out, flag)
     return out
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from tooldiag.metrics.gar import Thresholds
 from tooldiag.report.html import Section, render_page
 from tooldiag.report.html.calibration import calibration_section
+from tooldiag.store.outputs import check_output_path
 
 if TYPE_CHECKING:
     from tooldiag.classify import Classifier
@@ -175,8 +176,9 @@ def write_html_report(
     classifier = classifier or get_classifier("default")
     dirs = [Path(d) for d in run_dirs]
     reports = list(reports) if reports is not None else reports_from_run_dirs(dirs, classifier)
-    page = html_page(reports, transcripts=bfcl_transcript_map(reports, dirs, classifier), judge_report=judge_report)
     path = Path(path)
+    check_output_path(path)
+    page = html_page(reports, transcripts=bfcl_transcript_map(reports, dirs, classifier), judge_report=judge_report)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
     return path

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tooldiag.store.outputs import check_output_path
 from tooldiag.suites.bfcl.decode import fc_result_item
 from tooldiag.suites.bfcl.gold import BfclCaseNotes
 from tooldiag.suites.bfcl.ids import case_id_order
@@ -60,6 +61,7 @@ def write_bfcl_results(store, out_dir: str | Path) -> list[Path]:
     paths = []
     for category, rows in lines.items():
         path = out_dir / f"BFCL_v4_multi_turn_{category}_result.json"
+        check_output_path(path)
         path.write_text("\n".join(rows) + "\n", encoding="utf-8")
         paths.append(path)
     return paths
