@@ -75,3 +75,35 @@ def test_credentials_in_the_base_url_are_refused_before_anything_is_stored(tmp_p
     with _pytest.raises(UserError, match="holds credentials") as info:
         resolve_model("openai/m", ModelOptions(base_url="https://user:sk-secret-123@example.invalid/v1"))
     assert "sk-secret-123" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8000/v1?api_key=sk-secret-123",
+        "https://example.invalid/v1?x=1&access_token=sk-secret-123",
+        "https://example.invalid/v1?AUTH=sk-secret-123",
+        "https://example.invalid/v1?sig=sk-secret-123",
+        "https://example.invalid/v1#key=sk-secret-123",
+    ],
+)
+def test_a_credential_in_the_query_string_is_refused_without_echoing_it(url, tmp_path, capsys):
+    """Issue 20, defect 16: a key in `?api_key=` was stored in the run config and printed in errors."""
+    from tooldiag.cli.main import main
+
+    with pytest.raises(UserError, match="credential in its query string") as info:
+        resolve_model("openai/m", ModelOptions(base_url=url))
+    assert "sk-secret-123" not in str(info.value) and "sk-secret-123" not in info.value.hint
+    with pytest.raises(SystemExit) as stop:
+        main(
+            ["run", "bfcl", "--model", "openai/m", "--base-url", url, "--run-dir", str(tmp_path / "r"), "--limit", "1"]
+        )
+    assert stop.value.code == 2 and "sk-secret-123" not in capsys.readouterr().err
+    assert not (tmp_path / "r").exists() or not any(
+        "sk-secret-123" in p.read_bytes().decode("latin-1") for p in (tmp_path / "r").rglob("*") if p.is_file()
+    )
+
+
+def test_an_ordinary_query_string_is_kept():
+    backend = resolve_model("openai/m", ModelOptions(base_url="https://example.invalid/openai?api-version=2024-10-21"))
+    assert backend is not None

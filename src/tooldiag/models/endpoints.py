@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import weakref
 from collections.abc import Callable
 from typing import Generic, TypeVar
+from urllib.parse import parse_qsl, urlsplit
 
 from tooldiag.errors import UserError
 
@@ -102,7 +104,29 @@ def check_base_url(base_url: str) -> str:
             "--base-url holds credentials (user:password@host); keys are read from the environment only",
             hint="put the key in an environment variable and name it with --api-key-env",
         )
+    secret = _credential_parameter(base_url)
+    if secret is not None:
+        # The same for a key in the query string (?api_key=...): never echo its value.
+        raise UserError(
+            f"--base-url holds a credential in its query string (parameter {secret!r}); "
+            "keys are read from the environment only",
+            hint="drop the parameter, put the key in an environment variable and name it with --api-key-env",
+        )
     return base_url.rstrip("/")
+
+
+#: Query parameter names that carry a secret (matched case-insensitively, anywhere in the name).
+_CREDENTIAL_NAME = re.compile(r"key|token|secret|passw|auth|signature|^sig$|credential|session", re.IGNORECASE)
+
+
+def _credential_parameter(url: str) -> str | None:
+    """The name of the first query (or fragment) parameter of ``url`` that looks like a credential."""
+    parts = urlsplit(url)
+    for text in (parts.query, parts.fragment):
+        for name, _value in parse_qsl(text, keep_blank_values=True):
+            if _CREDENTIAL_NAME.search(name):
+                return name
+    return None
 
 
 class ClientPool(Generic[T]):
