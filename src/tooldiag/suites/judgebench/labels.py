@@ -298,5 +298,7 @@ def label_frame(store: JudgeBenchStore) -> pd.DataFrame:
     frame = pd.DataFrame(store.labels(), columns=list(LABEL_COLUMNS))
     frame["score"] = frame["score"].astype(float)
     frame["programmatic"] = frame["programmatic"].astype(float)
+    if frame.empty:  # the usual case: no records to decode, analyze pays nothing for labels it has not got
+        return frame.assign(dag_type=pd.Series(dtype=object))
     frame["dag_type"] = frame["record_id"].map({rid: r.dag_type for rid, r in store.records().items()})
     return frame
