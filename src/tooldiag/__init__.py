@@ -32,6 +32,7 @@ _FRONT_DOOR = (
     "judgebench_generate",
     "judgebench_html",
     "judgebench_judge",
+    "judgebench_labels_import",
     "judgebench_metajudge",
     "judgebench_predict",
     "judgebench_rewrite",

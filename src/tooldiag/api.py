@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from tooldiag.suites.judgebench.drift import DriftReport
     from tooldiag.suites.judgebench.generate import PredictSummary
     from tooldiag.suites.judgebench.judge import JudgeSummary
+    from tooldiag.suites.judgebench.labels import LabelImport
     from tooldiag.suites.judgebench.report import JudgeBenchReport
     from tooldiag.suites.judgebench.store import JudgeBenchStore
     from tooldiag.suites.tau2.report import Tau2Report
@@ -712,11 +713,14 @@ def judgebench_analyze(
 
     if scorer not in ("released", "schema_aware"):
         raise UserError(f"--scorer must be released or schema_aware, got {scorer!r}", hint="e.g. --scorer schema_aware")
+    from tooldiag.suites.judgebench.labels import label_frame
+
     with JudgeBenchStore(Path(run_dir), create=False) as store:
         data = load_evaluations(store, schema_aware=scorer == "schema_aware")
+        labels = label_frame(store)
     if data.frame.empty:
         raise UserError(f"{run_dir} holds no parsed judge verdicts yet", hint="run `tooldiag judgebench judge` first")
-    return analyze(data, AnalysisSettings(n_resamples=resamples, seed=seed, workers=workers))
+    return analyze(data, AnalysisSettings(n_resamples=resamples, seed=seed, workers=workers), labels=labels)
 
 
 def judgebench_drift(run_dir: str | Path, judge: str, against: str, *, condition: str | None = None) -> DriftReport:
@@ -798,7 +802,13 @@ def load_judgebench(
         with JudgeBenchStore(Path(run_dir), create=False) as store:
             return judgement_frame(store, schema_aware=scorer == "schema_aware")
     report = judgebench_analyze(run_dir, scorer=scorer, resamples=resamples, seed=seed, workers=workers)
-    return report.tables["cells" if table == "alignment" else table].reset_index(drop=True)
+    name = "cells" if table == "alignment" else table
+    if name not in report.tables:
+        raise UserError(
+            f"{run_dir} has no {table} table (it needs human labels, and human_kappa two raters)",
+            hint="import labels with `tooldiag judgebench labels import FILE --run-dir DIR`",
+        )
+    return report.tables[name].reset_index(drop=True)
 
 
 def judgebench_generate(
@@ -875,3 +885,26 @@ def judgebench_generate(
         attempts = [(a.dag_type, a.attempt, list(a.failures)) for a in result.attempts]
         write_gate_report(GateReport.from_attempts(attempts), target)
     return result
+
+
+def judgebench_labels_import(
+    run_dir: str | Path, files: Sequence[str | Path], *, rater: str | None = None
+) -> LabelImport:
+    """``tooldiag judgebench labels import FILE...``: human / audit labels of stored plans, per metric and rater.
+
+    Each label is agree/disagree with the programmatic score or a score in [0, 1], for one
+    record (x generator x difficulty, which may be left out when the run holds one plan that
+    fits), one metric and one rater (``rater`` for rows naming none; default ``human``). All or
+    nothing: any unknown record, metric or plan, or a label conflicting with a stored one of the
+    same rater, is refused before anything is written; re-importing the same labels adds nothing.
+    ``analyze`` then reports human agreement, human-corrected alignment (paper 000 App. G), kappa
+    between raters and corrected pass rates from human TPR/TNR (docs/judgebench.md, "Human and audit labels").
+    """
+    from tooldiag.errors import UserError
+    from tooldiag.suites.judgebench.labels import import_labels
+    from tooldiag.suites.judgebench.store import JudgeBenchStore
+
+    if not files:
+        raise UserError("no label file given", hint="e.g. tooldiag judgebench labels import labels.jsonl --run-dir DIR")
+    with JudgeBenchStore(Path(run_dir), create=False) as store:
+        return import_labels(store, [Path(f) for f in files], rater=rater)

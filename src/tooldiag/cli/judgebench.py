@@ -518,5 +518,34 @@ def generate_command(
         console.print(f"  quality gates: {regenerated} regenerated; report {report_paths(out)[1]}")
 
 
+labels_app = typer.Typer(help="Human / audit labels of stored plans (paper 000 App. G): import.", no_args_is_help=True)
+app.add_typer(labels_app, name="labels")
+
+
+@labels_app.command("import")
+def labels_import_command(
+    files: Annotated[list[Path], typer.Argument(help="Label files (.jsonl, .json or .csv; long or wide layout).")],
+    run_dir: ExistingRunDir,
+    rater: Annotated[str | None, typer.Option("--rater", help="Rater of rows that name none (default: human).")] = None,
+) -> None:
+    """Store per-metric labels (agree/disagree with the programmatic score, or a score in [0, 1]).
+
+    One JSONL row per metric:
+
+        {"record_id": "linear_0", "generator": "ref/jb-perturb", "difficulty": "hard",
+         "metric": "sequence", "rater": "ann1", "label": "disagree"}
+
+    or one row per output with a column per metric ("tool_selection": "agree", ...; the released
+    names tool_selection_accuracy, ... work too). Then `tooldiag judgebench analyze` adds human
+    agreement, human-corrected alignment (App. G), inter-rater kappa and corrected pass rates.
+
+    Example: tooldiag judgebench labels import audit.csv --run-dir runs/jb --rater alice
+    """
+    from tooldiag.api import judgebench_labels_import
+
+    result = judgebench_labels_import(run_dir, files, rater=rater)
+    typer.echo(result.summary())
+
+
 def register(root: typer.Typer) -> None:
     root.add_typer(app, name="judgebench", rich_help_panel="Judge reliability")

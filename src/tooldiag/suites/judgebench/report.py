@@ -94,6 +94,24 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "generator_accuracy": ("Generator accuracy (programmatic, pp)", ""),
     "attrition": ("Generator attrition", "Empty or unparseable outputs are excluded from judging (Wilson CI)."),
     "nulls": ("Judge nulls", "Replies unparseable after retries: never counted as agreement or disagreement."),
+    # Only when the run holds human / audit labels (suites/judgebench/human_labels.py, paper 000 App. G).
+    "human_agreement": (
+        "Human vs programmatic agreement (App. G)",
+        "Share (%) of metric-level human labels agreeing with the programmatic score, overall, per metric and "
+        "per topology; a score label agrees when on the same side of 0.5; Wilson 95 % CI.",
+    ),
+    "human_kappa": ("Inter-rater agreement", "Per rater pair, items both labelled: exact agreement (%) and Cohen κ."),
+    "human_alignment": (
+        "Judge alignment against human verdicts (App. G)",
+        "Labelled outputs only. Human score = p where the human agrees, else 0 if p ≥ 0.5 else 1 (App. G); "
+        "human_alignment = 100 × mean 1 - |ℓ - human|; gap = human - programmatic (pp); "
+        "human_agreement_pct: 3-bin judge verdict = human score.",
+    ),
+    "human_corrected_rates": (
+        "Prevalence-corrected pass rates, TPR/TNR from human labels",
+        "TPR/TNR (%) on the human-labelled outputs (truth: mean of human scores where labelled, programmatic "
+        "elsewhere, ≥ 0.5); the judge's pass rate on the unlabelled outputs corrected (Rogan-Gladen, 95 % CI).",
+    ),
 }
 
 
@@ -102,8 +120,10 @@ SECTIONS: dict[str, tuple[str, str]] = {
 JUDGEBENCH_TABLES = ("judgements", "alignment", *SECTIONS)
 
 
-def analyze(data: EvaluationData, settings: AnalysisSettings | None = None) -> JudgeBenchReport:
-    """Every table of the study."""
+def analyze(
+    data: EvaluationData, settings: AnalysisSettings | None = None, labels: pd.DataFrame | None = None
+) -> JudgeBenchReport:
+    """Every table of the study; the human-label tables too when ``labels`` (``labels.label_frame``) has rows."""
     settings = settings or AnalysisSettings()
     frame = with_alignment(data.frame)
     cells = cell_statistics(frame, settings)
@@ -131,6 +151,10 @@ def analyze(data: EvaluationData, settings: AnalysisSettings | None = None) -> J
         "attrition": attrition(data, settings.confidence),
         "nulls": nulls(data, settings.confidence),
     }
+    if labels is not None and not labels.empty:
+        from tooldiag.suites.judgebench.human_labels import add_human_tables
+
+        add_human_tables(tables, frame, labels, settings)
     extras = {
         "confusion_matrices": matrices,
         "scorer": data.scorer,
@@ -201,6 +225,7 @@ def _guide_view(guide: pd.DataFrame) -> pd.DataFrame:
             "runner_up_alignment",
             "verdict",
             *(["corrected_pass_rate"] if "corrected_pass_rate" in guide.columns else []),
+            *(["corrected_pass_rate_human"] if "corrected_pass_rate_human" in guide.columns else []),
         ]
     ]
     return view.rename(columns={"runner_up_alignment": "runner_up_align"})

@@ -60,6 +60,20 @@ CREATE TABLE IF NOT EXISTS predictions (
 {_JUDGEMENTS_TABLE};
 """
 
+#: Human / audit labels (``tooldiag judgebench labels import``, :mod:`tooldiag.suites.judgebench.labels`): one row
+#: per generator output x metric x rater. ``label`` is ``agree``/``disagree`` (with the programmatic score) or NULL
+#: for a plain score; ``score`` is the human's score in [0, 1] (for agree/disagree derived by the paper 000 App. G
+#: rule from ``programmatic``, the released scorer's value the label was made against, pinned at import).
+#: A separate statement with IF NOT EXISTS, so stores written before labels existed open unchanged.
+_LABELS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS labels (
+    record_id TEXT NOT NULL, generator TEXT NOT NULL, difficulty TEXT NOT NULL, metric TEXT NOT NULL,
+    rater TEXT NOT NULL, label TEXT, score REAL NOT NULL, programmatic REAL NOT NULL, source TEXT,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (record_id, generator, difficulty, metric, rater));
+"""
+LABEL_COLUMNS = ("record_id", "generator", "difficulty", "metric", "rater", "label", "score", "programmatic", "source")
+
 PREDICTION_STATUSES = ("ok", "empty", "unparseable", "error")
 JUDGEMENT_STATUSES = ("ok", "null", "error")
 
@@ -82,6 +96,7 @@ class JudgeBenchStore:
         try:
             self.db = sqlite.connect(self.path, autocommit=True)
             self.db.executescript(_SCHEMA)
+            self.db.executescript(_LABELS_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise StoreError(
                 f"{self.path} is not a readable judgebench store ({exc})", hint="use a fresh --run-dir"
@@ -349,3 +364,25 @@ class JudgeBenchStore:
         if table not in ("predictions", "judgements", "records"):
             raise ValueError(table)
         return self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+
+    # ------------------------------------------------------------------ human / audit labels
+
+    def put_labels(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Insert label rows (:data:`LABEL_COLUMNS` order) in one transaction: all or none.
+
+        The caller checks conflicts first; a duplicate key still fails here (primary key) rather
+        than silently replacing a stored label.
+        """
+        stamped = [(*row, sqlite.iso_time()) for row in rows]
+        if not stamped:
+            return
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.executemany(f"INSERT INTO labels VALUES ({', '.join('?' * (len(LABEL_COLUMNS) + 1))})", stamped)
+
+    def labels(self) -> list[dict[str, Any]]:
+        """Every stored label as a dict of :data:`LABEL_COLUMNS`, in key order."""
+        query = (
+            f"SELECT {', '.join(LABEL_COLUMNS)} FROM labels ORDER BY record_id, generator, difficulty, metric, rater"
+        )
+        return [dict(zip(LABEL_COLUMNS, row, strict=True)) for row in self.db.execute(query)]
