@@ -29,6 +29,7 @@ _FRONT_DOOR = (
     "judgebench_gates",
     "judgebench_generate",
     "judgebench_html",
+    "judgebench_import",
     "judgebench_judge",
     "judgebench_metajudge",
     "judgebench_predict",

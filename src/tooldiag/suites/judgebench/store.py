@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -297,3 +298,23 @@ class JudgeBenchStore:
         if table not in ("predictions", "judgements", "records"):
             raise ValueError(table)
         return self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+
+    # ------------------------------------------------------------------ imports
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group many writes into one commit: an import of a whole file lands entirely or not at all
+        (a kill mid-file loses only that file, and re-running the import redoes it)."""
+        with self.db:
+            self.db.execute("BEGIN")
+            yield
+
+    def stored_verdicts(self, judge: str) -> dict[tuple[str, str, str, str], tuple[str, tuple[float | None, ...]]]:
+        """``(generator, record_id, difficulty, condition) -> (status, four values)`` of one judge,
+        so an import can tell a verdict it already stored from a conflicting one."""
+        rows = self.db.execute(
+            "SELECT generator, record_id, difficulty, condition, status, tool_selection, parameter_structure, "
+            "sequence, coverage FROM judgements WHERE judge = ?",
+            (judge,),
+        )
+        return {(g, r, d, c): (s, (t, p, q, v)) for g, r, d, c, s, t, p, q, v in rows}
