@@ -555,9 +555,11 @@ def import_command(
 ) -> None:
     """Import released AgentJudgeBench judge outputs (HF ServiceNow-AI/AgentJudgeBench) for `analyze`.
 
-    Example: tooldiag judgebench import data/judge_qwq_32b.jsonl data/judge_gpt_oss_120b.jsonl
-    --records bfcl_agentic_rewritten.jsonl --run-dir released, then
-    tooldiag judgebench analyze --run-dir released. Re-importing a file stores nothing twice.
+    Plans become predictions, judge_response / judge_response_no_gt verdicts become judgements.
+
+    Re-importing a file stores nothing twice; different content for a stored key is refused.
+
+    Example: tooldiag judgebench import data/judge_qwq_32b.jsonl --records records.jsonl --run-dir released
     """
     from tooldiag.api import judgebench_import
 
