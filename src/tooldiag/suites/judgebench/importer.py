@@ -381,8 +381,7 @@ def import_file(
         seen = new_plans.get(key)
         old = stored_plans.get(key)
         if seen is not None or old is not None:
-            before = (seen.status, seen.calls) if seen is not None else _stored_plan(old)
-            old_status, old_calls = before
+            old_status, old_calls = (seen.status, seen.calls) if seen is not None else _stored_plan(old)
             if (old_status, old_calls) != (row.status, row.calls):
                 where = f"the plan of {'|'.join(key)}"
                 raise _conflict(
