@@ -31,6 +31,7 @@ _FRONT_DOOR = (
     "judgebench_gates",
     "judgebench_generate",
     "judgebench_html",
+    "judgebench_import",
     "judgebench_judge",
     "judgebench_labels_import",
     "judgebench_metajudge",

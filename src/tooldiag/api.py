@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from tooldiag.suites.judgebench.construct.rewrite import RewriteSummary
     from tooldiag.suites.judgebench.drift import DriftReport
     from tooldiag.suites.judgebench.generate import PredictSummary
+    from tooldiag.suites.judgebench.importer import ImportSummary as JudgeImportSummary
     from tooldiag.suites.judgebench.judge import JudgeSummary
     from tooldiag.suites.judgebench.labels import LabelImport
     from tooldiag.suites.judgebench.report import JudgeBenchReport
@@ -908,3 +909,45 @@ def judgebench_labels_import(
         raise UserError("no label file given", hint="e.g. tooldiag judgebench labels import labels.jsonl --run-dir DIR")
     with JudgeBenchStore(Path(run_dir), create=False) as store:
         return import_labels(store, [Path(f) for f in files], rater=rater)
+
+
+def judgebench_import(
+    files: Sequence[str | Path],
+    run_dir: str | Path,
+    *,
+    records: str | None = None,
+    judge: str | None = None,
+    generator: str | None = None,
+    difficulty: str | None = None,
+    gt_condition: str = "with_gt",
+    no_gt_condition: str = "without_gt",
+) -> JudgeImportSummary:
+    """``tooldiag judgebench import FILE...``: released AgentJudgeBench judge outputs into a run directory.
+
+    Each file (``judge_<alias>.jsonl`` of HF ``ServiceNow-AI/AgentJudgeBench``, or the runner's
+    ``<generator>/judged_by_<judge>/...`` files) is checked whole, then stored: plans as
+    predictions, ``judge_response`` under ``gt_condition`` and ``judge_response_no_gt`` under
+    ``no_gt_condition``, so :func:`judgebench_analyze` reads them. ``records`` (a record source as
+    for :func:`judgebench_predict`) must hold every row's record; without it the records already
+    in ``run_dir`` are used. Re-importing stores nothing twice; different content for a stored key
+    is refused. The summary counts, per file, the rows whose released programmatic scores differ
+    from tooldiag's (docs/judgebench.md, "Importing released judge outputs").
+    """
+    from tooldiag.errors import UserError
+    from tooldiag.suites.judgebench.importer import import_released, verdict_conditions
+    from tooldiag.suites.judgebench.loaders import load_records
+    from tooldiag.suites.judgebench.store import JudgeBenchStore
+
+    conditions = verdict_conditions(gt_condition, no_gt_condition)
+    loaded = load_records(records) if records is not None else None
+    with JudgeBenchStore(Path(run_dir)) as store:
+        if loaded is None:
+            loaded = list(store.records().values())
+            if not loaded:
+                raise UserError(
+                    f"{run_dir} holds no records to match the rows against",
+                    hint="pass --records with the benchmark records (e.g. bfcl_agentic_rewritten.jsonl)",
+                )
+        return import_released(
+            store, files, loaded, judge=judge, generator=generator, difficulty=difficulty, conditions=conditions
+        )

@@ -1,4 +1,5 @@
-"""``tooldiag judgebench predict | judge | analyze | drift | records | generate | gates | rewrite | metajudge``.
+"""``tooldiag judgebench predict | judge | analyze | drift | records | generate | gates | rewrite | metajudge``,
+``import``.
 
 A study lives in one run directory: ``predict`` stores generator plans, ``judge`` stores
 verdicts under prompt conditions, ``analyze`` writes the report. Both run commands resume:
@@ -545,6 +546,78 @@ def labels_import_command(
 
     result = judgebench_labels_import(run_dir, files, rater=rater)
     typer.echo(result.summary())
+
+
+@app.command("import")
+def import_command(
+    files: Annotated[
+        list[Path], typer.Argument(help="Released judge-output files (judge_<alias>.jsonl), one or more.")
+    ],
+    run_dir: RunDir,
+    records: Annotated[
+        str | None,
+        typer.Option(
+            "--records",
+            help="The benchmark records the rows were judged on (as for predict: a .jsonl/.json/.parquet "
+            "file, hf:OWNER/NAME[:CONFIG], or builtin). Default: the records already in --run-dir.",
+        ),
+    ] = None,
+    judge: Annotated[
+        str | None,
+        typer.Option("--judge", "-j", help="Judge name to store under (default: ALIAS of judge_ALIAS.jsonl)."),
+    ] = None,
+    generator: Annotated[
+        str | None, typer.Option("--generator", "-g", help="Generator of rows that name none (a one-generator file).")
+    ] = None,
+    difficulty: Annotated[
+        str | None, typer.Option("--difficulty", help="Difficulty of rows that name none: easy, medium or hard.")
+    ] = None,
+    gt_condition: Annotated[
+        str, typer.Option("--gt-condition", help="Condition of judge_response (e.g. corrupted_gt for a C3 file).")
+    ] = "with_gt",
+    no_gt_condition: Annotated[
+        str,
+        typer.Option(
+            "--no-gt-condition", help="Condition of judge_response_no_gt (e.g. without_gt_half_default for C2)."
+        ),
+    ] = "without_gt",
+) -> None:
+    """Import released AgentJudgeBench judge outputs (HF ServiceNow-AI/AgentJudgeBench) for `analyze`.
+
+    Plans become predictions, judge_response / judge_response_no_gt verdicts become judgements.
+
+    Re-importing a file stores nothing twice; different content for a stored key is refused.
+
+    Example: tooldiag judgebench import data/judge_qwq_32b.jsonl --records records.jsonl --run-dir released
+    """
+    from tooldiag.api import judgebench_import
+
+    summary = judgebench_import(
+        files,
+        run_dir,
+        records=records,
+        judge=judge,
+        generator=generator,
+        difficulty=difficulty,
+        gt_condition=gt_condition,
+        no_gt_condition=no_gt_condition,
+    )
+    for item in summary.files:
+        verdicts = ", ".join(f"{c} {s} {n}" for (c, s), n in sorted(item.verdict_statuses.items()))
+        plans = ", ".join(f"{s} {n}" for s, n in sorted(item.plan_statuses.items()))
+        typer.echo(
+            f"{item.path} ({item.layout} layout, judge {item.judge}): {item.rows} rows; plans {plans}: "
+            f"{item.predictions_stored} stored, {item.predictions_skipped} already stored; "
+            f"verdicts {verdicts}: {item.verdicts_stored} stored, {item.verdicts_skipped} already stored"
+        )
+        metrics = ", ".join(f"{m} {n}" for m, n in sorted(item.mismatch_metrics.items()))
+        typer.echo(
+            f"  programmatic cross-check: {item.checked} rows compared, {item.mismatches} differ from tooldiag's "
+            f"recomputed scores{f' ({metrics})' if metrics else ''}"
+        )
+        for example in item.examples:
+            typer.echo(f"    {example}")
+    typer.echo(f"next: tooldiag judgebench analyze --run-dir {run_dir}")
 
 
 def register(root: typer.Typer) -> None:

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -386,3 +387,24 @@ class JudgeBenchStore:
             f"SELECT {', '.join(LABEL_COLUMNS)} FROM labels ORDER BY record_id, generator, difficulty, metric, rater"
         )
         return [dict(zip(LABEL_COLUMNS, row, strict=True)) for row in self.db.execute(query)]
+
+    # ------------------------------------------------------------------ imports
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group many writes into one commit: an import of a whole file lands entirely or not at all
+        (a kill mid-file loses only that file, and re-running the import redoes it)."""
+        with self.db:
+            self.db.execute("BEGIN")
+            yield
+
+    def stored_verdicts(self, judge: str) -> dict[tuple[str, str, str, str], tuple[str, tuple[float | None, ...]]]:
+        """``(generator, record_id, difficulty, condition) -> (status, four values)`` of one judge's
+        first draws of the plans as generated (what an import writes), so an import can tell a verdict
+        it already stored from a conflicting one."""
+        rows = self.db.execute(
+            "SELECT generator, record_id, difficulty, condition, status, tool_selection, parameter_structure, "
+            "sequence, coverage FROM judgements WHERE judge = ? AND sample = 0 AND variant = ''",
+            (judge,),
+        )
+        return {(g, r, d, c): (s, (t, p, q, v)) for g, r, d, c, s, t, p, q, v in rows}
