@@ -33,14 +33,49 @@ BUSY_TIMEOUT_S = 30.0
 META_TABLE = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 
 
+class ForeignDatabaseError(sqlite3.DatabaseError):
+    """An existing SQLite file that is not the kind of file the caller opens (no matching header)."""
+
+
+def check_header(path: str | Path, header: Header) -> None:
+    """Refuse an existing, non-empty ``path`` whose meta table does not name ``header``'s format.
+
+    Read through a read-only connection, so a foreign file is refused exactly as it was found:
+    no journal-mode switch to WAL, no tables of ours created in it (issue 20, defect 14).
+    """
+    target = Path(path)
+    try:
+        if not target.is_file() or target.stat().st_size == 0:
+            return
+    except OSError:
+        return
+    probe = sqlite3.connect(f"{target.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+    try:
+        try:
+            row = probe.execute("SELECT value FROM meta WHERE key = ?", (header.format_key,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            if "no such table" in str(exc):
+                raise ForeignDatabaseError(f"no {header.format} header (no meta table)") from None
+            raise
+        if row is None or str(row[0]) != header.format:
+            found = "no" if row is None else f"a {str(row[0])!r}"
+            raise ForeignDatabaseError(f"{found} header where a {header.format!r} file has one")
+    finally:
+        probe.close()
+
+
 def connect(
     path: str | Path,
     *,
     autocommit: bool = False,
     shared_across_threads: bool = False,
     busy_timeout_s: float = BUSY_TIMEOUT_S,
+    header: Header | None = None,
 ) -> sqlite3.Connection:
     """An open connection to ``path`` in WAL mode with the project's busy timeout.
+
+    With ``header``, an existing file must already carry it (:func:`check_header`), checked
+    before anything is written to the file; a new or empty file is created as usual.
 
     ``autocommit`` runs each statement in its own transaction (explicit ``BEGIN`` still
     groups several); otherwise Python's sqlite3 opens a transaction before the first write
@@ -49,6 +84,8 @@ def connect(
     Raises :class:`sqlite3.DatabaseError` when ``path`` is not an SQLite file (the journal
     pragma is the first statement that reads it); the connection is closed then.
     """
+    if header is not None:
+        check_header(path, header)
     conn = sqlite3.connect(
         path,
         timeout=busy_timeout_s,

@@ -71,11 +71,19 @@ def test_a_judgebench_store_written_before_the_helper_opens_and_reads_identicall
     assert meta == {"store_version": "2", "suite": "judgebench", "records_fingerprint": "abc"}
 
 
-@pytest.mark.parametrize("version, suite", [("3", "judgebench"), ("x", "judgebench"), ("1", "other")])
+@pytest.mark.parametrize("version, suite", [("3", "judgebench"), ("x", "judgebench")])
 def test_an_incompatible_judgebench_store_is_refused(tmp_path, version, suite):
     _write_pre_helper_judgebench(tmp_path / "jb", version=version, suite=suite)
     with pytest.raises(StoreError, match=f"written by an incompatible tooldiag \\(store version {version}\\)"):
         JudgeBenchStore(tmp_path / "jb")
+
+
+def test_a_store_of_another_suite_is_refused_and_left_as_it_was(tmp_path):
+    _write_pre_helper_judgebench(tmp_path / "jb", suite="other")
+    before = (tmp_path / "jb" / STORE_FILE).read_bytes()
+    with pytest.raises(StoreError, match=r"is not a readable judgebench store .*'other' header"):
+        JudgeBenchStore(tmp_path / "jb")
+    assert (tmp_path / "jb" / STORE_FILE).read_bytes() == before  # no WAL switch, no tables of ours
 
 
 def test_a_judgebench_file_that_is_not_sqlite_is_refused(tmp_path):

@@ -160,15 +160,22 @@ def test_a_file_that_is_not_sqlite_is_refused_untouched(tmp_path):
     assert (tmp_path / DB_NAME).read_bytes() == b"garbage " * 200
 
 
-def test_a_foreign_sqlite_file_is_refused(tmp_path):
+def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path):
+    """Issue 20, defect 14: a foreign file was switched to WAL mode before it was refused."""
     with sqlite3.connect(tmp_path / DB_NAME) as conn:
         conn.execute("CREATE TABLE other (x)")
-    with pytest.raises(StoreError, match="is not a tooldiag run store \\(no such table: meta\\)"):
+    before = (tmp_path / DB_NAME).read_bytes()
+    with pytest.raises(StoreError, match="is not a tooldiag run store \\(no tooldiag-run header \\(no meta table"):
         RunStore.open(tmp_path)
+    assert (tmp_path / DB_NAME).read_bytes() == before  # still in rollback-journal mode, no table added
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
     _edit(tmp_path / DB_NAME, "CREATE TABLE meta (key TEXT, value TEXT)")
     _edit(tmp_path / DB_NAME, "INSERT INTO meta VALUES ('format', 'something-else')")
-    with pytest.raises(StoreError, match="no tooldiag header"):
+    before = (tmp_path / DB_NAME).read_bytes()
+    with pytest.raises(StoreError, match="a 'something-else' header where a 'tooldiag-run' file has one"):
         RunStore.open(tmp_path)
+    assert (tmp_path / DB_NAME).read_bytes() == before
 
 
 def test_a_newer_schema_is_refused_with_both_versions(tmp_path):

@@ -147,7 +147,7 @@ class RunStore:
     # -- opening -----------------------------------------------------------------
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
-        return sqlite.connect(path, shared_across_threads=True)
+        return sqlite.connect(path, shared_across_threads=True, header=HEADER)
 
     @classmethod
     def _read_meta(cls, path: Path, conn: sqlite3.Connection) -> dict[str, str]:

@@ -95,7 +95,7 @@ class JudgeBenchStore:
                 raise StoreError(f"{self.run_dir} is not a directory", hint="choose another --run-dir")
             self.run_dir.mkdir(parents=True, exist_ok=True)
         try:
-            self.db = sqlite.connect(self.path, autocommit=True)
+            self.db = sqlite.connect(self.path, autocommit=True, header=HEADER)
             self.db.executescript(_SCHEMA)
             self.db.executescript(_LABELS_SCHEMA)
         except sqlite3.DatabaseError as exc:

@@ -56,7 +56,7 @@ class ConstructStore:
             raise StoreError(f"{self.path.parent} is not a directory", hint="choose another run directory")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.db = sqlite.connect(self.path, autocommit=True)
+            self.db = sqlite.connect(self.path, autocommit=True, header=HEADER)
             self.db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise StoreError(
