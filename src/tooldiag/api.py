@@ -469,11 +469,14 @@ def judgebench_judge(
     prompt_dir: str | Path | None = None,
     progress: Callable[[str], AbstractContextManager[ProgressSink]] | None = None,
     on_done: Callable[[str, JudgeSummary], None] | None = None,
+    samples: int = 1,
 ) -> list[JudgeSummary]:
     """``tooldiag judgebench judge``: every judge scores every stored plan under each condition.
 
     ``run_dir`` must hold plans from :func:`judgebench_predict`; verdicts already stored
-    are skipped. ``progress`` and ``on_done`` as for :func:`judgebench_predict`.
+    are skipped. ``samples`` independent draws (at the judge's temperature) are stored per plan
+    and condition; raising it later adds the missing draws. ``progress`` and ``on_done`` as for
+    :func:`judgebench_predict`.
     """
     from tooldiag.models import ModelOptions
     from tooldiag.suites.judgebench.conditions import parse_conditions
@@ -498,6 +501,7 @@ def judgebench_judge(
             difficulties=chosen,
             config=config,
             retries=retries,
+            samples=samples,
             seed=seed,
             concurrency=options.concurrency,
             prompt_dir=prompt_dir,
@@ -745,7 +749,10 @@ def load_judgebench(
         with JudgeBenchStore(Path(run_dir), create=False) as store:
             return judgement_frame(store, schema_aware=scorer == "schema_aware")
     report = judgebench_analyze(run_dir, scorer=scorer, resamples=resamples, seed=seed, workers=workers)
-    return report.tables["cells" if table == "alignment" else table].reset_index(drop=True)
+    import pandas as pd
+
+    name = "cells" if table == "alignment" else table
+    return report.tables.get(name, pd.DataFrame()).reset_index(drop=True)  # stability: only with repeated draws
 
 
 def judgebench_generate(

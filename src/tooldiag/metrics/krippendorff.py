@@ -11,13 +11,14 @@ Definitions (K. Krippendorff, "Computing Krippendorff's Alpha-Reliability", 2011
 * only *pairable* values count: units with at least two values; ``n`` is their number of values;
 * observed disagreement ``D_o = (1/n) Σ_u 1/(m_u - 1) Σ_{i≠j in u} δ²(v_i, v_j)`` (``m_u`` values in unit u);
 * expected disagreement ``D_e = 1/(n(n-1)) Σ_{i≠j over all n values} δ²(v_i, v_j)``;
-* ``α = 1 - D_o / D_e``: 1 = perfect agreement, 0 = agreement at chance level, below 0 = systematic
+* ``alpha = 1 - D_o / D_e``: 1 = perfect agreement, 0 = agreement at chance level, below 0 = systematic
   disagreement; undefined (NaN here) when nothing is pairable or every value is the same (``D_e = 0``);
 * difference functions: nominal ``δ² = [a ≠ b]``; interval ``δ² = (a - b)²``; ordinal
   ``δ²_ck = (Σ_{g=c..k} n_g - (n_c + n_k)/2)²`` with ``n_g`` the pairable count of value g.
 
-Interval alpha uses the closed form ``Σ_{i≠j}(a_i - a_j)² = 2(mΣa² - (Σa)²)`` (no coincidence
-matrix, so any number of distinct values costs nothing extra); nominal and ordinal alpha build
+Interval alpha uses the closed form ``Σ_{i≠j}(a_i - a_j)² = 2(mΣa² - (Σa)²)`` on values shifted by
+the unit's smallest (no coincidence matrix, so any number of distinct values costs nothing extra,
+and a unit of equal values contributes exactly 0: identical draws give exactly 1); nominal and ordinal alpha build
 the coincidence matrix over the distinct values. The numbers match the ``krippendorff`` package
 (PyPI, Castro 2017) on its and Krippendorff's examples (``tests/metrics/test_krippendorff.py``).
 """
@@ -48,10 +49,12 @@ def krippendorff_alpha(values: np.ndarray, level: str = "interval") -> float:
     if n < 2:
         return float("nan")
     if level == "interval":
-        filled = np.where(present, v, 0.0)
-        s1, s2 = filled.sum(axis=1), (filled**2).sum(axis=1)
+        # shifted by each unit's smallest value, so a unit of equal values sums to exactly 0
+        shifted = np.where(present, v - np.nanmin(v, axis=1)[:, None], 0.0)
+        s1, s2 = shifted.sum(axis=1), (shifted**2).sum(axis=1)
         observed = float((2 * (m * s2 - s1**2) / (m - 1)).sum()) / n
-        t1, t2 = float(s1.sum()), float(s2.sum())
+        overall = np.where(present, v - np.nanmean(v[present]), 0.0)
+        t1, t2 = float(overall.sum()), float((overall**2).sum())
         expected = 2 * (n * t2 - t1**2) / (n * (n - 1))
     else:
         observed, expected = _coincidence_disagreements(v, present, m, n, level)

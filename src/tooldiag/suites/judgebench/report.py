@@ -94,6 +94,14 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "generator_accuracy": ("Generator accuracy (programmatic, pp)", ""),
     "attrition": ("Generator attrition", "Empty or unparseable outputs are excluded from judging (Wilson CI)."),
     "nulls": ("Judge nulls", "Replies unparseable after retries: never counted as agreement or disagreement."),
+    "stability": (
+        "Stability across repeated draws",
+        "Only for judges with several draws per plan (judge --samples K); every other table uses the canonical "
+        "verdict, the per-metric median of the draws. flip_pct: share of plan x metric units whose 3-bin verdict "
+        "(or omission) differs between parsed draws; alpha: Krippendorff's alpha across draws (interval, raw "
+        "values); alignment_min/max/sd: the judge's alignment (pp) from each draw alone; cell_range_max: widest "
+        "spread of one cell.",
+    ),
 }
 
 
@@ -131,6 +139,10 @@ def analyze(data: EvaluationData, settings: AnalysisSettings | None = None) -> J
         "attrition": attrition(data, settings.confidence),
         "nulls": nulls(data, settings.confidence),
     }
+    if data.draws is not None:
+        from tooldiag.suites.judgebench.stability import stability_table
+
+        tables["stability"] = stability_table(data.draws)
     extras = {
         "confusion_matrices": matrices,
         "scorer": data.scorer,
@@ -222,6 +234,8 @@ def render_markdown(report: JudgeBenchReport, title: str = "Judge reliability re
         if name == "decision_guide":
             table = _guide_view(table)
         formats = _pp(table)
+        if name == "stability":
+            formats["alpha"] = ".3f"
         for column in (
             "kappa",
             "spearman_vs_equal",
