@@ -265,3 +265,19 @@ def test_flaky_judge_flip_rate_matches_its_documented_noise(sloppy, k):
     assert abs(share - expected) < 4 * math.sqrt(expected * (1 - expected) / plans)
     assert row["alpha"] == 1.0  # the values never change, only whether sequence is reported
     assert np.isfinite(row["alignment_sd"]) and row["alignment_sd"] > 0
+
+
+def test_cli_samples_and_the_json_table(tmp_path, capsys):
+    from tooldiag.cli.main import main
+
+    run = str(tmp_path / "run")
+    main(["judgebench", "predict", "-g", "ref/jb-perturb", "--run-dir", run, "--limit", "6", "-q"])
+    judge = ["judgebench", "judge", "-j", "ref/jb-flaky", "--run-dir", run, "-q", "--conditions", "with_gt"]
+    with pytest.raises(SystemExit) as refused:
+        main([*judge, "--samples", "0"])
+    assert refused.value.code == 2
+    main([*judge, "--samples", "3"])
+    main(["judgebench", "analyze", "--run-dir", run, "--resamples", "50", "--formats", "json"])
+    capsys.readouterr()
+    table = json.loads((tmp_path / "run" / "report" / "report.json").read_text())["tables"]["stability"]
+    assert [(r["judge"], r["condition"], r["draws"]) for r in table] == [("ref/jb-flaky", "with_gt", 3)]
