@@ -524,11 +524,14 @@ def judgebench_judge(
     prompt_dir: str | Path | None = None,
     progress: Callable[[str], AbstractContextManager[ProgressSink]] | None = None,
     on_done: Callable[[str, JudgeSummary], None] | None = None,
+    samples: int = 1,
 ) -> list[JudgeSummary]:
     """``tooldiag judgebench judge``: every judge scores every stored plan under each condition.
 
     ``run_dir`` must hold plans from :func:`judgebench_predict`; verdicts already stored
-    are skipped. ``progress`` and ``on_done`` as for :func:`judgebench_predict`.
+    are skipped. ``samples`` independent draws (at the judge's temperature) are stored per plan
+    and condition; raising it later adds the missing draws. ``progress`` and ``on_done`` as for
+    :func:`judgebench_predict`.
     """
     from tooldiag.models import ModelOptions
     from tooldiag.suites.judgebench.conditions import parse_conditions
@@ -553,6 +556,7 @@ def judgebench_judge(
             difficulties=chosen,
             config=config,
             retries=retries,
+            samples=samples,
             seed=seed,
             concurrency=options.concurrency,
             prompt_dir=prompt_dir,
@@ -803,7 +807,11 @@ def load_judgebench(
         with JudgeBenchStore(Path(run_dir), create=False) as store:
             return judgement_frame(store, schema_aware=scorer == "schema_aware")
     report = judgebench_analyze(run_dir, scorer=scorer, resamples=resamples, seed=seed, workers=workers)
+    import pandas as pd
+
     name = "cells" if table == "alignment" else table
+    if name == "stability" and name not in report.tables:
+        return pd.DataFrame()  # stability: only with repeated draws (judge --samples K)
     if name not in report.tables:
         raise UserError(
             f"{run_dir} has no {table} table (it needs human labels, and human_kappa two raters)",

@@ -76,3 +76,15 @@ def test_draw_context_and_cache_keys_differ_per_draw() -> None:
     samples = [draw_context(base, n).sample for n in range(3)]
     keys = {cache_key("p", "m", question, None, None, GenerationConfig(), sample) for sample in samples}
     assert len(keys) == 3
+
+
+def test_first_sample_offsets_every_attempt_of_a_later_draw() -> None:
+    backend = Scripted(["garbage", '{"label": "no"}', "garbage", "garbage", '{"label": "yes"}'])
+    question = [Message(role="user", content="q")]
+    first = asyncio.run(draw_until_parsed(backend, question, GenerationConfig(), _parse, retries=2))
+    later = asyncio.run(
+        draw_until_parsed(backend, question, GenerationConfig(), _parse, retries=2, first_sample=3, context=None)
+    )
+    assert first.value == Answer(label="no") and later.value == Answer(label="yes")
+    # draw 0 keeps the one-draw numbering (no context on attempt 0); draw 1 of retries=2 starts at 1 * 3
+    assert backend.samples == [None, 1, 3, 4, 5]

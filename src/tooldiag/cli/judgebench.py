@@ -176,6 +176,15 @@ def judge_command(
     retries: Annotated[
         int, typer.Option("--retries", min=0, help="Re-asks after an unparseable reply before storing a null.")
     ] = 2,
+    samples: Annotated[
+        int,
+        typer.Option(
+            "--samples",
+            min=1,
+            help="Independent draws per plan and condition (at --temperature); analyze then reports their "
+            "stability and uses the median draw. Raising it on a stored run adds only the new draws.",
+        ),
+    ] = 1,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the corrupted_gt derangement.")] = 42,
     prompts: Prompts = None,
     base_url: BaseUrl = None,
@@ -186,7 +195,11 @@ def judge_command(
     timeout: Timeout = 120.0,
     quiet: Quiet = False,
 ) -> None:
-    """Have each judge score every stored plan under each condition."""
+    """Have each judge score every stored plan under each condition.
+
+    Example, three independent draws per verdict (analyze then reports flip rate and alpha):
+    tooldiag judgebench judge --run-dir runs/jb --judge ref/jb-flaky --samples 3
+    """
     from rich.console import Console
 
     from tooldiag.api import judgebench_judge
@@ -218,6 +231,7 @@ def judge_command(
         prompt_dir=prompts,
         progress=lambda label: run_progress(label, enabled=not quiet),
         on_done=done,
+        samples=samples,
     )
     console.print(f"next: tooldiag judgebench analyze --run-dir {run_dir}")
 

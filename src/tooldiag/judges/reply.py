@@ -8,7 +8,9 @@ checks. :func:`parse_reply` offers the schema every JSON object of the reply
 Why retries are new draws: the response cache keys on ``TaskContext.sample``, so re-sending
 the same request with the same sample would return the same unusable reply from the cache.
 :func:`draw_until_parsed` gives attempt ``n`` the sample ``n`` whatever context the caller
-builds, so a retry always reaches the model (or the cache entry of that draw).
+builds, so a retry always reaches the model (or the cache entry of that draw). A caller that
+asks for several independent verdicts of one request (repeated draws) passes ``first_sample``:
+draw ``s`` with ``r`` retries starts at ``s * (r + 1)``, so no draw reuses another's samples.
 """
 
 from __future__ import annotations
@@ -67,17 +69,20 @@ async def draw_until_parsed(
     *,
     retries: int = 0,
     context: Callable[[int], TaskContext | None] | TaskContext | None = None,
+    first_sample: int = 0,
 ) -> Draws[Parsed]:
     """Ask ``backend`` (no tools) until ``parse`` accepts a reply, at most ``1 + retries`` times.
 
     ``context`` is one :class:`TaskContext` or a function of the attempt number; either way
-    attempt ``n`` is sent with ``sample=n``. A :class:`ModelCallError` propagates to the caller,
-    which decides whether it is an error row or fatal.
+    attempt ``n`` is sent with ``sample=first_sample + n`` (``n`` by default). A :class:`ModelCallError`
+    propagates to the caller, which decides whether it is an error row or fatal.
     """
     draws: Draws[Parsed] = Draws(None)
     for attempt in range(1 + retries):
         base = context(attempt) if callable(context) else context
-        emission = await backend.generate(list(messages), None, None, config, context=draw_context(base, attempt))
+        emission = await backend.generate(
+            list(messages), None, None, config, context=draw_context(base, first_sample + attempt)
+        )
         draws.texts.append(emission.text)
         draws.value = parse(emission.text)
         if draws.value is not None:

@@ -9,6 +9,12 @@ the metric). Null verdicts (unparseable after retries) and unusable generator ou
 *not* rows: they are counted in the attrition and null tables. The programmatic scores are
 recomputed from the stored plans with the vectorised scorer (released formulas, or the
 ``schema_aware`` variant), always against the record's true reference.
+
+With repeated draws (``judge --samples K``) the table holds one *canonical* verdict per plan:
+per metric, the median of the values of the draws that parsed and reported it (for an even
+number, the mean of the two middle values), NaN when none did (:func:`canonical_verdicts`). The
+per-draw rows stay in :attr:`EvaluationData.draws` for the stability table; the null table
+counts every draw. With one draw per plan nothing changes.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ class EvaluationData:
     #: One row per judge unit: judge, generator, record_id, difficulty, condition, status, missing.
     judgements: pd.DataFrame
     scorer: str = "released"
+    #: With repeated draws only: ``frame``'s columns plus ``sample``, one row per parsed draw.
+    draws: pd.DataFrame | None = None
 
 
 def programmatic_scores(store: JudgeBenchStore, *, schema_aware: bool = False) -> pd.DataFrame:
@@ -86,13 +94,39 @@ def load_evaluations(store: JudgeBenchStore, *, schema_aware: bool = False) -> E
     scores = programmatic_scores(store, schema_aware=schema_aware)
     ok = judg[judg["status"] == "ok"]
     frame = ok.merge(scores, on=KEY, how="inner").drop(columns=["status", "missing"])
-    frame = frame[["judge", "generator", "difficulty", "condition", "record_id", "dag_type", *P_COLS, *L_COLS]]
+    columns = ["judge", "generator", "difficulty", "condition", "record_id", "dag_type", *P_COLS, *L_COLS]
+    draws = None
+    if len(frame) and int(frame["sample"].max()) > 0:
+        draws = frame[[*columns, "sample"]].reset_index(drop=True)
+        frame = canonical_verdicts(draws)
+    frame = frame[columns]
     return EvaluationData(
         frame=frame.reset_index(drop=True),
         predictions=preds,
         judgements=judg[["judge", "generator", "record_id", "difficulty", "condition", "status", "missing"]],
         scorer="schema_aware" if schema_aware else "released",
+        draws=draws,
     )
+
+
+#: One canonical verdict per these columns (a plan under one judge and condition).
+PLAN_KEY = ["judge", "generator", "record_id", "difficulty", "condition"]
+
+
+def canonical_verdicts(draws: pd.DataFrame) -> pd.DataFrame:
+    """One row per judge x plan x condition: per metric the median of the parsed draws' values.
+
+    Why the median: it is a value some draw gave when K is odd (so a judge that answers on a
+    grid stays on it, and a lone outlier draw cannot move the verdict), it is what a majority of
+    draws is at least/at most, and for K = 1 it is the draw itself. For an even count the two
+    middle values are averaged (the usual median; two draws 0 and 1 give 0.5, "undecided", the
+    middle bin). A draw that omitted the metric does not vote on it; NaN when no draw reported it.
+    Rows keep the order of ``draws`` (key order), programmatic scores and dag_type are the plan's.
+    """
+    grouped = draws.groupby(PLAN_KEY, sort=False, observed=True)
+    first = grouped[[c for c in draws.columns if c not in (*PLAN_KEY, *L_COLS, "sample")]].first()
+    medians = grouped[L_COLS].median()
+    return first.join(medians).reset_index()
 
 
 #: Columns of :func:`judgement_frame`, in order.

@@ -1,4 +1,4 @@
-"""Judge runner: one verdict per (judge, generator output, condition), resumable.
+"""Judge runner: K verdicts (draws) per (judge, generator output, condition), resumable.
 
 Each stored plan that parsed (status ``ok``) is judged under every requested condition
 (:mod:`tooldiag.suites.judgebench.conditions`). A reply is parsed robustly
@@ -12,6 +12,14 @@ calls all fail is missing, and a unit with no metric at all is null.
 A model call that fails for infrastructure reasons (after the provider's own retries) is
 stored as ``error`` and retried on the next run; a fatal one (bad key, unknown model) stops
 the run with one line.
+
+Repeated draws (``samples`` = K > 1) ask the same request K times at the judge's temperature
+and store draw ``s`` with ``sample=s``; each (plan, condition, draw) is its own unit, so a resume
+runs only the missing ones, and raising K later adds draws K_old..K-1. The samples sent to the
+model (which the response cache keys on) are ``s * (retries + 1) + attempt``: draw 0 keeps the
+numbering of a one-draw run (its cache entries and verdicts are unchanged) and no draw or retry
+collides with another's. This relies on ``retries`` being pinned in the judge settings; K is not
+pinned, since a run with more (or fewer) draws than before is still consistent.
 """
 
 from __future__ import annotations
@@ -83,6 +91,8 @@ class _Plan:
     condition: str
     #: (record id, field) -> the field as prompt text, shared by all units of one run.
     texts: dict[tuple[str, str], str]
+    #: The draw index (0 for the first verdict of this plan and condition).
+    sample: int = 0
 
 
 async def judge_predictions(
@@ -95,6 +105,7 @@ async def judge_predictions(
     difficulties: Sequence[str] = DIFFICULTIES,
     config: GenerationConfig | None = None,
     retries: int = DEFAULT_RETRIES,
+    samples: int = 1,
     seed: int = 42,
     concurrency: int = 8,
     prompt_dir: str | Path | None = None,
@@ -102,7 +113,8 @@ async def judge_predictions(
 ) -> JudgeSummary:
     """Judge every stored plan (optionally only some generators/difficulties) not yet judged.
 
-    ``progress`` hears of every stored verdict, tallied by status.
+    ``progress`` hears of every stored verdict, tallied by status. ``samples`` is the number of
+    draws K per plan and condition (see the module docstring).
     """
     started = time.perf_counter()
     progress = progress or NullProgress()
@@ -111,6 +123,8 @@ async def judge_predictions(
     difficulties = check_difficulties(difficulties)
     if retries < 0:
         raise UserError(f"--retries must be 0 or more, got {retries}", hint="the paper used 2")
+    if samples < 1:
+        raise UserError(f"--samples must be 1 or more, got {samples}", hint="e.g. --samples 3 for three draws")
     records = store.records()
     predictions = [p for p in store.predictions(generators, status="ok") if p["difficulty"] in difficulties]
     if not predictions:
@@ -143,15 +157,18 @@ async def judge_predictions(
     for condition in conditions:
         reference = CONDITIONS[condition].reference
         for pred in predictions:
-            key = (pred["generator"], pred["record_id"], pred["difficulty"], condition, 0, "")
-            if key in done:
-                summary.skipped += 1
-                continue
-            record = records[pred["record_id"]]
-            shown = {"own": record, "corrupted": records.get(corrupted.get(record.id, ""), record), None: None}[
-                reference
-            ]
-            units.append(_Plan(record, shown, pred["generator"], pred["difficulty"], pred["calls"], condition, texts))
+            for sample in range(samples):
+                key = (pred["generator"], pred["record_id"], pred["difficulty"], condition, sample, "")
+                if key in done:
+                    summary.skipped += 1
+                    continue
+                record = records[pred["record_id"]]
+                shown = {"own": record, "corrupted": records.get(corrupted.get(record.id, ""), record), None: None}[
+                    reference
+                ]
+                units.append(
+                    _Plan(record, shown, pred["generator"], pred["difficulty"], pred["calls"], condition, texts, sample)
+                )
     progress.start(len(units) + summary.skipped, summary.skipped)
 
     async def work(plan: _Plan) -> None:
@@ -186,6 +203,7 @@ async def judge_predictions(
             attempts,
             error,
             template.tag,
+            sample=plan.sample,
         )
         summary.statuses[(plan.condition, status)] += 1
         summary.ran += 1
@@ -226,6 +244,13 @@ def _prompt_values(plan: _Plan) -> dict[str, Any]:
 
 
 def _context(plan: _Plan, attempt: int, metric: str | None = None) -> TaskContext:
+    """What attempt ``attempt`` of draw ``plan.sample`` tells the backend.
+
+    ``draw_until_parsed`` sets the context's ``sample`` (``first_sample + attempt``); the answer
+    key's ``unit`` (which seeds the ``ref/jb-*`` judges' noise) gains ``|s`` for draws ``s > 0``, so
+    reference judges make independent draws too and draw 0 keeps the key of a one-draw run.
+    """
+    unit = f"{plan.generator}|{plan.record.id}|{plan.difficulty}|{plan.condition}|{metric or ''}"
     return TaskContext(
         suite="judgebench",
         case_id=plan.record.id,
@@ -241,7 +266,8 @@ def _context(plan: _Plan, attempt: int, metric: str | None = None) -> TaskContex
             "predicted_calls": plan.calls,
             "metric": metric,
             "attempt": attempt,
-            "unit": f"{plan.generator}|{plan.record.id}|{plan.difficulty}|{plan.condition}|{metric or ''}",
+            "sample": plan.sample,
+            "unit": f"{unit}|{plan.sample}" if plan.sample else unit,
         },
     )
 
@@ -251,7 +277,13 @@ async def _single(
 ) -> tuple[str, dict[str, float | None] | None, dict[str, Any] | None, list[str | None], int]:
     messages = [template.message(**_prompt_values(plan))]
     draws = await draw_until_parsed(
-        backend, messages, config, parse_judge_reply, retries=retries, context=lambda attempt: _context(plan, attempt)
+        backend,
+        messages,
+        config,
+        parse_judge_reply,
+        retries=retries,
+        context=lambda attempt: _context(plan, attempt),
+        first_sample=plan.sample * (retries + 1),
     )
     verdict = draws.value
     if verdict is None:
@@ -283,6 +315,7 @@ async def _per_metric(
             parse_prometheus_reply,
             retries=retries,
             context=partial(_context, plan, metric=metric),
+            first_sample=plan.sample * (retries + 1),
         )
         texts[metric] = draws.texts
         attempts += draws.attempts

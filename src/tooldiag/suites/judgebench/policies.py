@@ -195,7 +195,14 @@ class AnchoredJudge(_Judge):
 
 class FlakyJudge(_Judge):
     """Exact scores, but ~25 % of first replies are unparseable, ~8 % of units stay unparseable
-    through every retry (nulls), and ~8 % of replies omit the sequence metric."""
+    through every retry (nulls), and ~8 % of replies omit the sequence metric.
+
+    The process, per draw: ``rng = random.Random("jb-flaky:" + answer_key["unit"])``; ``u = rng.random()``;
+    the reply is unparseable when ``u < 0.08``, or ``u < 0.25`` on attempt 0; a parsed reply omits
+    ``sequence`` when the next ``rng.random() < 0.08``. The judge runner's unit key gains ``|s`` for
+    draw ``s > 0``, so repeated draws are independent: a plan's verdicts differ across draws only in
+    which draws are null and which omit ``sequence`` (its stability tests replay exactly this).
+    """
 
     def verdict(self, key: dict[str, Any]) -> dict[str, float | None] | None:
         rng = random.Random(f"jb-flaky:{key.get('unit')}")

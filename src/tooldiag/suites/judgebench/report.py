@@ -112,6 +112,14 @@ SECTIONS: dict[str, tuple[str, str]] = {
         "TPR/TNR (%) on the human-labelled outputs (truth: mean of human scores where labelled, programmatic "
         "elsewhere, ≥ 0.5); the judge's pass rate on the unlabelled outputs corrected (Rogan-Gladen, 95 % CI).",
     ),
+    "stability": (
+        "Stability across repeated draws",
+        "Only for judges with several draws per plan (judge --samples K); every other table uses the canonical "
+        "verdict, the per-metric median of the draws. flip_pct: share of plan x metric units whose 3-bin verdict "
+        "(or omission) differs between parsed draws; alpha: Krippendorff's alpha across draws (interval, raw "
+        "values); alignment_min/max/sd: the judge's alignment (pp) from each draw alone; cell_range_max: widest "
+        "spread of one cell.",
+    ),
 }
 
 
@@ -155,6 +163,10 @@ def analyze(
         from tooldiag.suites.judgebench.human_labels import add_human_tables
 
         add_human_tables(tables, frame, labels, settings)
+    if data.draws is not None:
+        from tooldiag.suites.judgebench.stability import stability_table
+
+        tables["stability"] = stability_table(data.draws)
     extras = {
         "confusion_matrices": matrices,
         "scorer": data.scorer,
@@ -247,6 +259,8 @@ def render_markdown(report: JudgeBenchReport, title: str = "Judge reliability re
         if name == "decision_guide":
             table = _guide_view(table)
         formats = _pp(table)
+        if name == "stability":
+            formats["alpha"] = ".3f"
         for column in (
             "kappa",
             "spearman_vs_equal",
