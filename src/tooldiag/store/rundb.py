@@ -48,6 +48,7 @@ from typing import Any
 
 from tooldiag import sqlite
 from tooldiag.errors import StoreError
+from tooldiag.store.lock import RunLock, acquire_run_lock
 from tooldiag.trajectory import SCHEMA_VERSION, CaseTrajectory, Grade, RunConfig
 
 DB_NAME = "run.sqlite"
@@ -130,6 +131,23 @@ def _config_diff(old: dict, new: dict, prefix: str = "") -> list[str]:
     return diffs
 
 
+def _is_blank_database(path: Path) -> bool:
+    """``path`` is an empty file, or an SQLite database with no schema at all: what a kill during
+    creation leaves (the creating transaction never committed), safe to create the store in."""
+    try:
+        if path.stat().st_size == 0:
+            return True
+        probe = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except (OSError, sqlite3.Error):
+        return False
+    try:
+        return probe.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
+    except sqlite3.DatabaseError:
+        return False
+    finally:
+        probe.close()
+
+
 class RunStore:
     """Read and write one run directory."""
 
@@ -143,11 +161,14 @@ class RunStore:
         #: The default order of :meth:`iter_cases` (``None``: plain string order of the ids).
         self.sort_key = sort_key
         self._session: _Session | None = None
+        #: The run directory's writer lock (:mod:`tooldiag.store.lock`), held by create_or_resume's stores.
+        self._run_lock: RunLock | None = None
 
     # -- opening -----------------------------------------------------------------
     @staticmethod
-    def _connect(path: Path) -> sqlite3.Connection:
-        return sqlite.connect(path, shared_across_threads=True, header=HEADER)
+    def _connect(path: Path, *, new: bool = False) -> sqlite3.Connection:
+        """A connection to the store; an existing one must carry our header (``new``: a blank file we create in)."""
+        return sqlite.connect(path, shared_across_threads=True, header=None if new else HEADER)
 
     @classmethod
     def _read_meta(cls, path: Path, conn: sqlite3.Connection) -> dict[str, str]:
@@ -230,9 +251,25 @@ class RunStore:
 
     @classmethod
     def _create_or_resume(cls, run_dir: Path, config: RunConfig, sort_key: SortKey | None) -> tuple[RunStore, bool]:
-        """The store and whether it was created now."""
+        """The store and whether it was created now; the run directory's lock is held from here to :meth:`close`."""
+        if run_dir.exists() and not run_dir.is_dir():
+            raise StoreError(f"{run_dir} is a file, not a folder", hint="give a folder path for --run-dir")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        lock = acquire_run_lock(run_dir)
+        try:
+            store, created = cls._create_or_resume_locked(run_dir, config, sort_key)
+        except BaseException:
+            lock.release()
+            raise
+        store._run_lock = lock
+        return store, created
+
+    @classmethod
+    def _create_or_resume_locked(
+        cls, run_dir: Path, config: RunConfig, sort_key: SortKey | None
+    ) -> tuple[RunStore, bool]:
         path = run_dir / DB_NAME
-        if path.exists():
+        if path.exists() and not _is_blank_database(path):
             store = cls.open(run_dir, sort_key=sort_key)
             diffs = _config_diff(store.config.identity(), config.identity())
             if diffs:
@@ -245,21 +282,22 @@ class RunStore:
                 store._set_meta("config", config.model_dump_json())
                 store.config = config
             return store, False
-        if run_dir.exists() and not run_dir.is_dir():
-            raise StoreError(f"{run_dir} is a file, not a folder", hint="give a folder path for --run-dir")
-        run_dir.mkdir(parents=True, exist_ok=True)
         try:
-            conn = cls._connect(path)
-            with conn:
-                conn.executescript(_SCHEMA)
-                sqlite.write_meta(
-                    conn,
-                    {
-                        **HEADER.items(),
-                        "config": config.model_dump_json(),
-                        "created_at": str(sqlite.unix_time()),
-                    },
-                )
+            conn = cls._connect(path, new=True)
+            # Schema and header in one transaction: a kill at any moment leaves either a complete
+            # store or a blank file, which the next run treats as absent (issue 20, defect 4).
+            conn.execute("BEGIN IMMEDIATE")
+            for statement in filter(str.strip, _SCHEMA.split(";")):
+                conn.execute(statement)
+            sqlite.write_meta(
+                conn,
+                {
+                    **HEADER.items(),
+                    "config": config.model_dump_json(),
+                    "created_at": str(sqlite.unix_time()),
+                },
+            )
+            conn.commit()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot create a run store at {path} ({exc})", hint="check the folder") from None
         return cls(run_dir, conn, config, sort_key), True
@@ -327,6 +365,9 @@ class RunStore:
         self.save_session()
         self._session = None
         self._conn.close()
+        if self._run_lock is not None:
+            self._run_lock.release()
+            self._run_lock = None
 
     def __enter__(self) -> RunStore:
         return self
