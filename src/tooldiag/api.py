@@ -469,18 +469,23 @@ def judgebench_judge(
     prompt_dir: str | Path | None = None,
     progress: Callable[[str], AbstractContextManager[ProgressSink]] | None = None,
     on_done: Callable[[str, JudgeSummary], None] | None = None,
+    probes: Sequence[str] | str = (),
 ) -> list[JudgeSummary]:
     """``tooldiag judgebench judge``: every judge scores every stored plan under each condition.
 
     ``run_dir`` must hold plans from :func:`judgebench_predict`; verdicts already stored
-    are skipped. ``progress`` and ``on_done`` as for :func:`judgebench_predict`.
+    are skipped. ``progress`` and ``on_done`` as for :func:`judgebench_predict`. ``probes``
+    (``order``) also judges each plan's equivalent rewrite (``--probe order``, docs/judgebench.md
+    "Bias probes").
     """
     from tooldiag.models import ModelOptions
     from tooldiag.suites.judgebench.conditions import parse_conditions
     from tooldiag.suites.judgebench.generate import check_difficulties
     from tooldiag.suites.judgebench.judge import judge_predictions
+    from tooldiag.suites.judgebench.probes import check_probes
     from tooldiag.suites.judgebench.store import JudgeBenchStore
 
+    chosen_probes = check_probes(probes)
     chosen_conditions = parse_conditions(conditions)
     chosen = check_difficulties(difficulties)
     options = options or ModelOptions()
@@ -502,6 +507,7 @@ def judgebench_judge(
             concurrency=options.concurrency,
             prompt_dir=prompt_dir,
             progress=sink,
+            probes=chosen_probes,
         ),
         progress,
         on_done,

@@ -38,6 +38,7 @@ from tooldiag.suites.judgebench.conditions import (
     parse_conditions,
 )
 from tooldiag.suites.judgebench.generate import check_difficulties, fatal, run_units
+from tooldiag.suites.judgebench.probes import check_probes, order_rewrite, plan_seed
 from tooldiag.suites.judgebench.parsing import (
     JudgeVerdict,
     parse_judge_reply,
@@ -63,6 +64,8 @@ class JudgeSummary:
     retried: int = 0
     #: Parsed replies that lacked at least one metric.
     missing_metric: int = 0
+    #: ``--probe`` units (condition x plan) whose plan has no distinct rewrite, so were not re-judged.
+    probe_no_rewrite: int = 0
     wall_s: float = 0.0
 
 
@@ -83,6 +86,8 @@ class _Plan:
     condition: str
     #: (record id, field) -> the field as prompt text, shared by all units of one run.
     texts: dict[tuple[str, str], str]
+    #: ``""`` for the plan as generated, else the bias probe whose rewrite ``calls`` holds.
+    variant: str = ""
 
 
 async def judge_predictions(
@@ -99,10 +104,13 @@ async def judge_predictions(
     concurrency: int = 8,
     prompt_dir: str | Path | None = None,
     progress: ProgressSink | None = None,
+    probes: Sequence[str] = (),
 ) -> JudgeSummary:
     """Judge every stored plan (optionally only some generators/difficulties) not yet judged.
 
-    ``progress`` hears of every stored verdict, tallied by status.
+    ``progress`` hears of every stored verdict, tallied by status. ``probes`` (``order``) also
+    judges each plan's bias-probe rewrite (:mod:`tooldiag.suites.judgebench.probes`), stored with
+    ``variant`` = the probe's name; the rewrite is seeded by ``seed`` and the plan.
     """
     started = time.perf_counter()
     progress = progress or NullProgress()
@@ -136,6 +144,9 @@ async def judge_predictions(
             settings["seed"] = seed
         store.pin_settings("judge", judge, condition, settings)
 
+    probes = check_probes(probes)
+    if probes:
+        store.pin_meta("probe_seed", str(seed), "probe seed")
     summary = JudgeSummary(judge)
     done = store.finished_judgements(judge)
     units: list[_Plan] = []
@@ -152,6 +163,24 @@ async def judge_predictions(
                 reference
             ]
             units.append(_Plan(record, shown, pred["generator"], pred["difficulty"], pred["calls"], condition, texts))
+        for probe in probes:
+            for pred in predictions:
+                if (pred["generator"], pred["record_id"], pred["difficulty"], condition, 0, probe) in done:
+                    summary.skipped += 1
+                    continue
+                record = records[pred["record_id"]]
+                rewrite = order_rewrite(
+                    record, pred["calls"], plan_seed(seed, pred["generator"], record.id, pred["difficulty"])
+                )
+                if rewrite is None:
+                    summary.probe_no_rewrite += 1
+                    continue
+                shown = {"own": record, "corrupted": records.get(corrupted.get(record.id, ""), record), None: None}[
+                    reference
+                ]
+                units.append(
+                    _Plan(record, shown, pred["generator"], pred["difficulty"], rewrite.calls, condition, texts, probe)
+                )
     progress.start(len(units) + summary.skipped, summary.skipped)
 
     async def work(plan: _Plan) -> None:
@@ -186,8 +215,9 @@ async def judge_predictions(
             attempts,
             error,
             template.tag,
+            variant=plan.variant,
         )
-        summary.statuses[(plan.condition, status)] += 1
+        summary.statuses[(plan.condition + (f"+{plan.variant}" if plan.variant else ""), status)] += 1
         summary.ran += 1
         if attempts > (4 if condition.per_metric else 1):
             summary.retried += 1
@@ -241,7 +271,8 @@ def _context(plan: _Plan, attempt: int, metric: str | None = None) -> TaskContex
             "predicted_calls": plan.calls,
             "metric": metric,
             "attempt": attempt,
-            "unit": f"{plan.generator}|{plan.record.id}|{plan.difficulty}|{plan.condition}|{metric or ''}",
+            "unit": f"{plan.generator}|{plan.record.id}|{plan.difficulty}|{plan.condition}|{metric or ''}"
+            + (f"|{plan.variant}" if plan.variant else ""),
         },
     )
 
