@@ -38,13 +38,13 @@ from tooldiag.suites.judgebench.conditions import (
     parse_conditions,
 )
 from tooldiag.suites.judgebench.generate import check_difficulties, fatal, run_units
-from tooldiag.suites.judgebench.probes import check_probes, order_rewrite, plan_seed
 from tooldiag.suites.judgebench.parsing import (
     JudgeVerdict,
     parse_judge_reply,
     parse_prometheus_reply,
     prometheus_to_unit,
 )
+from tooldiag.suites.judgebench.probes import check_probes, order_rewrite, plan_seed
 from tooldiag.suites.judgebench.prompts import PromptTemplate, load_rubrics, load_template
 from tooldiag.suites.judgebench.records import DIFFICULTIES, JudgeBenchRecord
 from tooldiag.suites.judgebench.store import JudgeBenchStore
