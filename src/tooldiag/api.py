@@ -659,6 +659,7 @@ def judgebench_analyze(
     """``tooldiag judgebench analyze``: alignment, GT lift, agreement and robustness (paper 000)."""
     from tooldiag.errors import UserError
     from tooldiag.suites.judgebench.analysis import AnalysisSettings
+    from tooldiag.suites.judgebench.bias import load_bias_inputs
     from tooldiag.suites.judgebench.evaluations import load_evaluations
     from tooldiag.suites.judgebench.report import analyze
     from tooldiag.suites.judgebench.store import JudgeBenchStore
@@ -667,9 +668,10 @@ def judgebench_analyze(
         raise UserError(f"--scorer must be released or schema_aware, got {scorer!r}", hint="e.g. --scorer schema_aware")
     with JudgeBenchStore(Path(run_dir), create=False) as store:
         data = load_evaluations(store, schema_aware=scorer == "schema_aware")
+        bias_inputs = load_bias_inputs(store)
     if data.frame.empty:
         raise UserError(f"{run_dir} holds no parsed judge verdicts yet", hint="run `tooldiag judgebench judge` first")
-    return analyze(data, AnalysisSettings(n_resamples=resamples, seed=seed, workers=workers))
+    return analyze(data, AnalysisSettings(n_resamples=resamples, seed=seed, workers=workers), bias_inputs)
 
 
 def judgebench_drift(run_dir: str | Path, judge: str, against: str, *, condition: str | None = None) -> DriftReport:
@@ -751,7 +753,10 @@ def load_judgebench(
         with JudgeBenchStore(Path(run_dir), create=False) as store:
             return judgement_frame(store, schema_aware=scorer == "schema_aware")
     report = judgebench_analyze(run_dir, scorer=scorer, resamples=resamples, seed=seed, workers=workers)
-    return report.tables["cells" if table == "alignment" else table].reset_index(drop=True)
+    import pandas
+
+    # a bias table without data (no probe run) is an empty frame, not an error
+    return report.tables.get("cells" if table == "alignment" else table, pandas.DataFrame()).reset_index(drop=True)
 
 
 def judgebench_generate(

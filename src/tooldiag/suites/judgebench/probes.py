@@ -124,7 +124,7 @@ def plan_edges(record: JudgeBenchRecord, calls: Sequence[dict[str, Any]]) -> set
         name, args = call.get("name"), _canonical(_arguments(call))
         free = [k for k, r in enumerate(reference) if k not in used and r.name == name]
         same = [k for k in free if _canonical(reference[k].arguments or {}) == args]
-        match = (same or free or [None])[0]
+        match: int | None = (same or free)[0] if (same or free) else None
         if match is not None:
             used.add(match)
         outputs.append(reference[match].output if match is not None else None)
@@ -178,6 +178,13 @@ def _reorder_keys(arguments: Any, rng: random.Random) -> Any:
 
 def _text(calls: Sequence[dict[str, Any]]) -> str:
     return json.dumps([[c.get("name"), _arguments(c)] for c in calls], ensure_ascii=False, default=str)
+
+
+def has_distinct_rewrite(record: JudgeBenchRecord, calls: Sequence[dict[str, Any]]) -> bool:
+    """Whether :func:`order_rewrite` finds a rewrite for this plan (with any seed); cheap when a call has two keys."""
+    if any(isinstance(_arguments(c), dict) and len(_arguments(c)) >= 2 for c in calls):
+        return True
+    return order_rewrite(record, calls, 0) is not None
 
 
 def order_rewrite(record: JudgeBenchRecord, calls: Sequence[dict[str, Any]], seed: int) -> Rewrite | None:

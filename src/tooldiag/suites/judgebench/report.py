@@ -33,6 +33,7 @@ from tooldiag.suites.judgebench.analysis import (
     with_alignment,
     with_corrected_pass,
 )
+from tooldiag.suites.judgebench.bias import BIAS_FORMATS, BIAS_SECTIONS, BiasInputs, bias_tables
 from tooldiag.suites.judgebench.evaluations import EvaluationData
 from tooldiag.suites.judgebench.reliability import (
     binary_collapse_table,
@@ -94,6 +95,7 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "generator_accuracy": ("Generator accuracy (programmatic, pp)", ""),
     "attrition": ("Generator attrition", "Empty or unparseable outputs are excluded from judging (Wilson CI)."),
     "nulls": ("Judge nulls", "Replies unparseable after retries: never counted as agreement or disagreement."),
+    **BIAS_SECTIONS,
 }
 
 
@@ -102,8 +104,11 @@ SECTIONS: dict[str, tuple[str, str]] = {
 JUDGEBENCH_TABLES = ("judgements", "alignment", *SECTIONS)
 
 
-def analyze(data: EvaluationData, settings: AnalysisSettings | None = None) -> JudgeBenchReport:
-    """Every table of the study."""
+def analyze(
+    data: EvaluationData, settings: AnalysisSettings | None = None, bias_inputs: BiasInputs | None = None
+) -> JudgeBenchReport:
+    """Every table of the study; ``bias_inputs`` (:func:`~tooldiag.suites.judgebench.bias.load_bias_inputs`)
+    adds the order-probe and length-bias tables (the self-preference-by-family table needs none)."""
     settings = settings or AnalysisSettings()
     frame = with_alignment(data.frame)
     cells = cell_statistics(frame, settings)
@@ -131,6 +136,11 @@ def analyze(data: EvaluationData, settings: AnalysisSettings | None = None) -> J
         "attrition": attrition(data, settings.confidence),
         "nulls": nulls(data, settings.confidence),
     }
+    tables.update(
+        bias_tables(
+            frame, bias_inputs, n_resamples=settings.n_resamples, confidence=settings.confidence, seed=settings.seed
+        )
+    )
     extras = {
         "confusion_matrices": matrices,
         "scorer": data.scorer,
@@ -221,7 +231,7 @@ def render_markdown(report: JudgeBenchReport, title: str = "Judge reliability re
             continue
         if name == "decision_guide":
             table = _guide_view(table)
-        formats = _pp(table)
+        formats = _pp(table) | BIAS_FORMATS.get(name, {})
         for column in (
             "kappa",
             "spearman_vs_equal",
