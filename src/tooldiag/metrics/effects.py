@@ -138,12 +138,13 @@ def mean_differences(
     n_a, n_b = counts_a.sum(axis=0), counts_b.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_a, mean_b = sums_a.sum(axis=0) / n_a, sums_b.sum(axis=0) / n_b
-    lo = hi = np.full(xa.shape[1], nan)
-    if len(sums_a) and len(sums_b):
+    lo, hi = np.full(xa.shape[1], nan), np.full(xa.shape[1], nan)
+    both = (n_a > 0) & (n_b > 0)
+    if both.any():
         dist = _resampled_means(sums_a, counts_a, n_resamples, gen) - _resampled_means(
             sums_b, counts_b, n_resamples, gen
         )
-        lo, hi = percentile_interval(dist.T, confidence)
+        lo[both], hi[both] = percentile_interval(dist.T[both], confidence)
     out = []
     for j in range(xa.shape[1]):
         measurable = n_a[j] > 0 and n_b[j] > 0
