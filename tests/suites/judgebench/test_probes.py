@@ -296,7 +296,7 @@ def test_model_family_rule():
 def test_self_preference_direction_and_ci(shift, direction):
     rng = np.random.default_rng(11)
     gens = ("openai/gpt-4o", "vllm/llama-3-70b", "vllm/mistral-large")
-    n = 3000
+    n = 1200  # 400 records: a bootstrap CI (below bias.BOOTSTRAP_CLUSTERS)
     frame = _frame(n, rng, judge="openai/gpt-5.4", generators=gens)
     truth = rng.uniform(0, 1, (n, 4))
     frame[P] = truth
@@ -312,6 +312,22 @@ def test_self_preference_direction_and_ci(shift, direction):
     data = EvaluationData(frame=frame, predictions=pd.DataFrame(), judgements=pd.DataFrame())
     tables = analyze(data, AnalysisSettings(n_resamples=100, workers=1)).tables
     assert (tables["self_preference_family"]["direction"] == direction).sum() == 5
+
+
+def test_cluster_bootstrap_and_its_normal_limit_agree():
+    rng = np.random.default_rng(2)
+    clusters_a, clusters_b = rng.integers(0, 400, 1500), rng.integers(0, 400, 1200)
+    effect_a, effect_b = rng.normal(0, 0.2, 400), rng.normal(0, 0.2, 400)  # records differ: rows are not independent
+    a = 0.1 + effect_a[clusters_a] + rng.normal(0, 0.1, 1500)
+    b = effect_b[clusters_b] + rng.normal(0, 0.1, 1200)
+    kw = {"clusters_a": clusters_a, "clusters_b": clusters_b, "n_resamples": 4000, "rng": 3}
+    (boot,) = mean_differences(a, b, **kw)
+    (normal,) = mean_differences(a, b, **kw, interval="normal")
+    assert boot.difference == normal.difference
+    width = boot.ci_high - boot.ci_low
+    assert abs(boot.ci_low - normal.ci_low) < 0.1 * width and abs(boot.ci_high - normal.ci_high) < 0.1 * width
+    (naive,) = mean_differences(a, b, n_resamples=4000, rng=3)  # rows as if independent: far too narrow
+    assert naive.ci_high - naive.ci_low < 0.6 * width
 
 
 def test_mean_differences_without_clusters_is_the_plain_difference():

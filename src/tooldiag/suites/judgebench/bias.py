@@ -22,8 +22,10 @@
 * **self-preference** (``self_preference_family``): per condition × judge × generator of the
   judge's *family*, the judge's mean signed error ``ℓ - p`` on that generator's outputs minus
   its mean signed error on the outputs of generators of other families (overall and per
-  metric), with a bootstrap CI that resamples records (every verdict of the judge on one record
-  moves together, in each group apart); ``direction`` says whether the judge favours (CI above 0) or
+  metric), with a 95 % CI that resamples records (every verdict of the judge on one record moves
+  together, in each group apart): a percentile bootstrap up to :data:`BOOTSTRAP_CLUSTERS` records,
+  above that its normal limit (the cluster-robust variance; the bootstrap would cost resamples ×
+  records draws per judge × generator); ``direction`` says whether the judge favours (CI above 0) or
   disfavours (CI below 0) its own family, or shows no clear preference. Signed error rather
   than the raw judge value, so a better generator earning higher scores is not read as
   preference. A model's family is :func:`model_family`: the model name after the last ``/``,
@@ -287,6 +289,9 @@ def length_bias(frame: pd.DataFrame, features: pd.DataFrame, confidence: float =
 
 # --------------------------------------------------------------------------- self-preference
 
+#: Up to this many records (both groups) the self-preference CI is a record bootstrap; above, its normal limit.
+BOOTSTRAP_CLUSTERS = 1000
+
 SELF_COLUMNS = [
     "condition", "judge", "generator", "family", "metric", "n_own", "n_other", "own_error", "other_error",
     "difference", "ci_low", "ci_high", "direction",
@@ -321,6 +326,7 @@ def self_preference(
         for generator in sorted(set(gens[own_family])):
             mine = idx[gens == generator]
             rng = cell_rng(seed, f"self|{condition}|{judge}|{generator}")
+            n_clusters = len(np.unique(records[mine])) + len(np.unique(records[other]))
             results = mean_differences(
                 signed[mine],
                 signed[other],
@@ -329,6 +335,7 @@ def self_preference(
                 n_resamples=n_resamples,
                 confidence=confidence,
                 rng=rng,
+                interval="bootstrap" if n_clusters <= BOOTSTRAP_CLUSTERS else "normal",
             )
             for metric, d in zip(names, results, strict=True):
                 direction = (
