@@ -385,7 +385,7 @@ BIAS_SECTIONS: dict[str, tuple[str, str]] = {
     "self_preference_family": (
         "Self-preference by model family",
         "Mean signed error ℓ - p on a same-family generator's outputs minus on other families' outputs; "
-        "95 % bootstrap CI over records; favours own family = CI above 0.",
+        "95 % CI over records (bootstrap up to 1,000 records, normal limit above); favours own family = CI above 0.",
     ),
 }
 
