@@ -525,20 +525,24 @@ def judgebench_judge(
     progress: Callable[[str], AbstractContextManager[ProgressSink]] | None = None,
     on_done: Callable[[str, JudgeSummary], None] | None = None,
     samples: int = 1,
+    probes: Sequence[str] | str = (),
 ) -> list[JudgeSummary]:
     """``tooldiag judgebench judge``: every judge scores every stored plan under each condition.
 
     ``run_dir`` must hold plans from :func:`judgebench_predict`; verdicts already stored
     are skipped. ``samples`` independent draws (at the judge's temperature) are stored per plan
     and condition; raising it later adds the missing draws. ``progress`` and ``on_done`` as for
-    :func:`judgebench_predict`.
+    :func:`judgebench_predict`. ``probes`` (``order``) also judges each plan's equivalent rewrite
+    (``--probe order``, docs/judgebench.md "Bias probes").
     """
     from tooldiag.models import ModelOptions
     from tooldiag.suites.judgebench.conditions import parse_conditions
     from tooldiag.suites.judgebench.generate import check_difficulties
     from tooldiag.suites.judgebench.judge import judge_predictions
+    from tooldiag.suites.judgebench.probes import check_probes
     from tooldiag.suites.judgebench.store import JudgeBenchStore
 
+    chosen_probes = check_probes(probes)
     chosen_conditions = parse_conditions(conditions)
     chosen = check_difficulties(difficulties)
     options = options or ModelOptions()
@@ -561,6 +565,7 @@ def judgebench_judge(
             concurrency=options.concurrency,
             prompt_dir=prompt_dir,
             progress=sink,
+            probes=chosen_probes,
         ),
         progress,
         on_done,
@@ -712,6 +717,7 @@ def judgebench_analyze(
     """``tooldiag judgebench analyze``: alignment, GT lift, agreement and robustness (paper 000)."""
     from tooldiag.errors import UserError
     from tooldiag.suites.judgebench.analysis import AnalysisSettings
+    from tooldiag.suites.judgebench.bias import load_bias_inputs
     from tooldiag.suites.judgebench.evaluations import load_evaluations
     from tooldiag.suites.judgebench.report import analyze
     from tooldiag.suites.judgebench.store import JudgeBenchStore
@@ -723,9 +729,15 @@ def judgebench_analyze(
     with JudgeBenchStore(Path(run_dir), create=False) as store:
         data = load_evaluations(store, schema_aware=scorer == "schema_aware")
         labels = label_frame(store)
+        bias_inputs = load_bias_inputs(store)
     if data.frame.empty:
         raise UserError(f"{run_dir} holds no parsed judge verdicts yet", hint="run `tooldiag judgebench judge` first")
-    return analyze(data, AnalysisSettings(n_resamples=resamples, seed=seed, workers=workers), labels=labels)
+    return analyze(
+        data,
+        AnalysisSettings(n_resamples=resamples, seed=seed, workers=workers),
+        labels=labels,
+        bias_inputs=bias_inputs,
+    )
 
 
 def judgebench_drift(run_dir: str | Path, judge: str, against: str, *, condition: str | None = None) -> DriftReport:
@@ -809,9 +821,11 @@ def load_judgebench(
     report = judgebench_analyze(run_dir, scorer=scorer, resamples=resamples, seed=seed, workers=workers)
     import pandas as pd
 
+    from tooldiag.suites.judgebench.bias import BIAS_SECTIONS
+
     name = "cells" if table == "alignment" else table
-    if name == "stability" and name not in report.tables:
-        return pd.DataFrame()  # stability: only with repeated draws (judge --samples K)
+    if name not in report.tables and (name == "stability" or name in BIAS_SECTIONS):
+        return pd.DataFrame()  # stability: only with repeated draws; a bias table: only with its probe's data
     if name not in report.tables:
         raise UserError(
             f"{run_dir} has no {table} table (it needs human labels, and human_kappa two raters)",

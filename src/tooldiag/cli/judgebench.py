@@ -185,7 +185,9 @@ def judge_command(
             "stability and uses the median draw. Raising it on a stored run adds only the new draws.",
         ),
     ] = 1,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the corrupted_gt derangement.")] = 42,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the corrupted_gt derangement and of the --probe rewrites.")
+    ] = 42,
     prompts: Prompts = None,
     base_url: BaseUrl = None,
     api_key_env: ApiKeyEnv = None,
@@ -194,11 +196,21 @@ def judge_command(
     max_retries: MaxRetries = 6,
     timeout: Timeout = 120.0,
     quiet: Quiet = False,
+    probe: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--probe",
+            help="Bias probe (repeatable): 'order' also judges each plan with independent calls permuted "
+            "and argument keys reordered (same programmatic scores); analyze reports the verdict change rate.",
+        ),
+    ] = None,
 ) -> None:
     """Have each judge score every stored plan under each condition.
 
     Example, three independent draws per verdict (analyze then reports flip rate and alpha):
     tooldiag judgebench judge --run-dir runs/jb --judge ref/jb-flaky --samples 3
+
+    Example, the order probe: tooldiag judgebench judge -j ref/jb-exact -j ref/jb-order --run-dir runs/jb --probe order
     """
     from rich.console import Console
 
@@ -214,6 +226,7 @@ def judge_command(
         console.print(
             f"{name}: ran {summary.ran} ({parts}), already stored {summary.skipped}, "
             f"{summary.retried} needed a retry, {summary.missing_metric} lacked a metric, {summary.wall_s:.1f} s"
+            + (f"; {summary.probe_no_rewrite} probe units had no distinct rewrite" if summary.probe_no_rewrite else "")
         )
 
     judgebench_judge(
@@ -232,6 +245,7 @@ def judge_command(
         progress=lambda label: run_progress(label, enabled=not quiet),
         on_done=done,
         samples=samples,
+        probes=probe or (),
     )
     console.print(f"next: tooldiag judgebench analyze --run-dir {run_dir}")
 

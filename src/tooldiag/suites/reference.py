@@ -30,6 +30,7 @@ REFERENCE_POLICIES: dict[str, str] = {
     "jb-lenient": "tooldiag.suites.judgebench.policies:lenient",
     "jb-anchored": "tooldiag.suites.judgebench.policies:anchored",
     "jb-flaky": "tooldiag.suites.judgebench.policies:flaky",
+    "jb-order": "tooldiag.suites.judgebench.policies:order_sensitive",
     "rewrite": "tooldiag.suites.judgebench.construct.rewrite_policies:rewriter",
     "metajudge": "tooldiag.suites.judgebench.construct.rewrite_policies:metajudge",
 }

@@ -52,6 +52,7 @@ from tooldiag.suites.judgebench.parsing import (
     parse_prometheus_reply,
     prometheus_to_unit,
 )
+from tooldiag.suites.judgebench.probes import check_probes, order_rewrite, plan_seed
 from tooldiag.suites.judgebench.prompts import PromptTemplate, load_rubrics, load_template
 from tooldiag.suites.judgebench.records import DIFFICULTIES, JudgeBenchRecord
 from tooldiag.suites.judgebench.store import JudgeBenchStore
@@ -71,6 +72,8 @@ class JudgeSummary:
     retried: int = 0
     #: Parsed replies that lacked at least one metric.
     missing_metric: int = 0
+    #: ``--probe`` units (condition x plan) whose plan has no distinct rewrite, so were not re-judged.
+    probe_no_rewrite: int = 0
     wall_s: float = 0.0
 
 
@@ -93,6 +96,8 @@ class _Plan:
     texts: dict[tuple[str, str], str]
     #: The draw index (0 for the first verdict of this plan and condition).
     sample: int = 0
+    #: ``""`` for the plan as generated, else the bias probe whose rewrite ``calls`` holds.
+    variant: str = ""
 
 
 async def judge_predictions(
@@ -110,11 +115,14 @@ async def judge_predictions(
     concurrency: int = 8,
     prompt_dir: str | Path | None = None,
     progress: ProgressSink | None = None,
+    probes: Sequence[str] = (),
 ) -> JudgeSummary:
     """Judge every stored plan (optionally only some generators/difficulties) not yet judged.
 
     ``progress`` hears of every stored verdict, tallied by status. ``samples`` is the number of
-    draws K per plan and condition (see the module docstring).
+    draws K per plan and condition (see the module docstring). ``probes`` (``order``) also
+    judges each plan's bias-probe rewrite (:mod:`tooldiag.suites.judgebench.probes`), stored with
+    ``variant`` = the probe's name; the rewrite is seeded by ``seed`` and the plan.
     """
     started = time.perf_counter()
     progress = progress or NullProgress()
@@ -150,6 +158,9 @@ async def judge_predictions(
             settings["seed"] = seed
         store.pin_settings("judge", judge, condition, settings)
 
+    probes = check_probes(probes)
+    if probes:
+        store.pin_meta("probe_seed", str(seed), "probe seed")
     summary = JudgeSummary(judge)
     done = store.finished_judgements(judge)
     units: list[_Plan] = []
@@ -168,6 +179,33 @@ async def judge_predictions(
                 ]
                 units.append(
                     _Plan(record, shown, pred["generator"], pred["difficulty"], pred["calls"], condition, texts, sample)
+                )
+        for probe in probes:  # bias probes judge one draw (sample 0) of each plan's rewrite
+            for pred in predictions:
+                if (pred["generator"], pred["record_id"], pred["difficulty"], condition, 0, probe) in done:
+                    summary.skipped += 1
+                    continue
+                record = records[pred["record_id"]]
+                rewrite = order_rewrite(
+                    record, pred["calls"], plan_seed(seed, pred["generator"], record.id, pred["difficulty"])
+                )
+                if rewrite is None:
+                    summary.probe_no_rewrite += 1
+                    continue
+                shown = {"own": record, "corrupted": records.get(corrupted.get(record.id, ""), record), None: None}[
+                    reference
+                ]
+                units.append(
+                    _Plan(
+                        record,
+                        shown,
+                        pred["generator"],
+                        pred["difficulty"],
+                        rewrite.calls,
+                        condition,
+                        texts,
+                        variant=probe,
+                    )
                 )
     progress.start(len(units) + summary.skipped, summary.skipped)
 
@@ -204,8 +242,9 @@ async def judge_predictions(
             error,
             template.tag,
             sample=plan.sample,
+            variant=plan.variant,
         )
-        summary.statuses[(plan.condition, status)] += 1
+        summary.statuses[(plan.condition + (f"+{plan.variant}" if plan.variant else ""), status)] += 1
         summary.ran += 1
         if attempts > (4 if condition.per_metric else 1):
             summary.retried += 1
@@ -248,7 +287,8 @@ def _context(plan: _Plan, attempt: int, metric: str | None = None) -> TaskContex
 
     ``draw_until_parsed`` sets the context's ``sample`` (``first_sample + attempt``); the answer
     key's ``unit`` (which seeds the ``ref/jb-*`` judges' noise) gains ``|s`` for draws ``s > 0``, so
-    reference judges make independent draws too and draw 0 keeps the key of a one-draw run.
+    reference judges make independent draws too and draw 0 keeps the key of a one-draw run, and
+    ``|probe`` for a bias probe's rewrite.
     """
     unit = f"{plan.generator}|{plan.record.id}|{plan.difficulty}|{plan.condition}|{metric or ''}"
     return TaskContext(
@@ -267,7 +307,7 @@ def _context(plan: _Plan, attempt: int, metric: str | None = None) -> TaskContex
             "metric": metric,
             "attempt": attempt,
             "sample": plan.sample,
-            "unit": f"{unit}|{plan.sample}" if plan.sample else unit,
+            "unit": unit + (f"|{plan.sample}" if plan.sample else "") + (f"|{plan.variant}" if plan.variant else ""),
         },
     )
 

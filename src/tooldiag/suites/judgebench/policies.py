@@ -15,6 +15,10 @@ model string        role       behaviour
                                sequence 1 only for the reference's exact order; 1.0 without one
 ``ref/jb-flaky``    judge      exact, but some replies unparseable (retried, some end null) and
                                some miss a metric
+``ref/jb-order``    judge      exact, but sequence 0 when the calls that equal reference calls are
+                               not in the reference's order, or a call's argument keys are not in
+                               the order of the reference call's keys: order-sensitive, so the
+                               ``--probe order`` change rate is > 0 (the bias probes' known answer)
 ==================  =========  =================================================================
 
 Everything is deterministic, seeded by the record id (and difficulty/condition), and read from
@@ -216,6 +220,54 @@ class FlakyJudge(_Judge):
         return values
 
 
+class OrderSensitiveJudge(_Judge):
+    """Exact scores, except that it reads order into the plan where none matters (see :func:`out_of_order`).
+
+    A deliberately biased judge for the ``order`` probe: its verdict on a plan and on the
+    probe's equivalent rewrite differ exactly when one of them is out of order and the other is
+    not, and the programmatic sequence score is above the low bin.
+    """
+
+    def verdict(self, key: dict[str, Any]) -> dict[str, float | None]:
+        values = _programmatic(key["expected_calls"], key["predicted_calls"])
+        if out_of_order(key["expected_calls"], key["predicted_calls"]):
+            values["sequence"] = 0.0
+        return values
+
+
+def out_of_order(expected: list[dict[str, Any]], predicted: list[dict[str, Any]]) -> bool:
+    """True when ``predicted`` departs from the reference's *written* order (``ref/jb-order``'s rule).
+
+    Calls: each predicted call equal to an unused reference call (name and arguments) is matched
+    to the first such; the matched reference positions must increase. Keys: for each predicted
+    call whose tool the reference uses, the keys both share must come in the order of the first
+    reference call of that name (the records list keys in schema order).
+    """
+    reference = [(c["name"], json.dumps(c.get("arguments") or {}, sort_keys=True)) for c in expected]
+    used: set[int] = set()
+    positions = []
+    for call in predicted:
+        body = (call["name"], json.dumps(call.get("arguments") or {}, sort_keys=True))
+        match = next((k for k, r in enumerate(reference) if k not in used and r == body), None)
+        if match is not None:
+            used.add(match)
+            positions.append(match)
+    if positions != sorted(positions):
+        return True
+    key_order: dict[str, list[str]] = {}
+    for call in expected:
+        key_order.setdefault(call["name"], list(call.get("arguments") or {}))
+    for call in predicted:
+        order = key_order.get(call["name"])
+        args = call.get("arguments") or {}
+        if order is None or not isinstance(args, dict):
+            continue
+        shared = [k for k in args if k in order]
+        if shared != [k for k in order if k in args]:
+            return True
+    return False
+
+
 def _factory(cls: type[_Reference], **kwargs: Any):
     def make(name: str, options: ModelOptions) -> ModelBackend:
         return cls(name, options, **kwargs)
@@ -230,3 +282,4 @@ exact = _factory(ExactJudge)
 lenient = _factory(LenientJudge)
 anchored = _factory(AnchoredJudge)
 flaky = _factory(FlakyJudge)
+order_sensitive = _factory(OrderSensitiveJudge)

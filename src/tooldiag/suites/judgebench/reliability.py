@@ -267,6 +267,11 @@ def judge_bias(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
                     "others_min": lo,
                     "others_max": hi,
                     "outside_others_range": bool(value > hi or value < lo),
+                    "direction": "over-credits own outputs"
+                    if value > hi
+                    else "under-credits own outputs"
+                    if value < lo
+                    else "within others' range",
                 }
             )
     return bias, pd.DataFrame(rows)

@@ -33,6 +33,7 @@ from tooldiag.suites.judgebench.analysis import (
     with_alignment,
     with_corrected_pass,
 )
+from tooldiag.suites.judgebench.bias import BIAS_FORMATS, BIAS_SECTIONS, BiasInputs, bias_tables
 from tooldiag.suites.judgebench.evaluations import EvaluationData
 from tooldiag.suites.judgebench.reliability import (
     binary_collapse_table,
@@ -120,6 +121,7 @@ SECTIONS: dict[str, tuple[str, str]] = {
         "values); alignment_min/max/sd: the judge's alignment (pp) from each draw alone; cell_range_max: widest "
         "spread of one cell.",
     ),
+    **BIAS_SECTIONS,
 }
 
 
@@ -129,9 +131,15 @@ JUDGEBENCH_TABLES = ("judgements", "alignment", *SECTIONS)
 
 
 def analyze(
-    data: EvaluationData, settings: AnalysisSettings | None = None, labels: pd.DataFrame | None = None
+    data: EvaluationData,
+    settings: AnalysisSettings | None = None,
+    *,
+    labels: pd.DataFrame | None = None,
+    bias_inputs: BiasInputs | None = None,
 ) -> JudgeBenchReport:
-    """Every table of the study; the human-label tables too when ``labels`` (``labels.label_frame``) has rows."""
+    """Every table of the study; the human-label tables too when ``labels`` (``labels.label_frame``) has rows;
+    ``bias_inputs`` (:func:`~tooldiag.suites.judgebench.bias.load_bias_inputs`) adds the order-probe and
+    length-bias tables (the self-preference-by-family table needs none)."""
     settings = settings or AnalysisSettings()
     frame = with_alignment(data.frame)
     cells = cell_statistics(frame, settings)
@@ -167,6 +175,11 @@ def analyze(
         from tooldiag.suites.judgebench.stability import stability_table
 
         tables["stability"] = stability_table(data.draws)
+    tables.update(
+        bias_tables(
+            frame, bias_inputs, n_resamples=settings.n_resamples, confidence=settings.confidence, seed=settings.seed
+        )
+    )
     extras = {
         "confusion_matrices": matrices,
         "scorer": data.scorer,
@@ -258,7 +271,7 @@ def render_markdown(report: JudgeBenchReport, title: str = "Judge reliability re
             continue
         if name == "decision_guide":
             table = _guide_view(table)
-        formats = _pp(table)
+        formats = _pp(table) | BIAS_FORMATS.get(name, {})
         if name == "stability":
             formats["alpha"] = ".3f"
         for column in (
