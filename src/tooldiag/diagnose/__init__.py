@@ -139,4 +139,3 @@ def text_channel_of(conversations: Sequence[Conversation]) -> tuple[bool, str | 
             "ask/refuse/confirm GAR is not computable"
         )
     return True, f"{missing} assistant message(s) have no captured text (content_missing): they count as 'other'"
-
