@@ -33,6 +33,7 @@ __all__ = [
     "diagnose_log",
     "observations_from_conversations",
     "read_agent_log",
+    "text_channel_of",
 ]
 
 
@@ -105,6 +106,9 @@ def diagnose_conversations(
         notes.append(f"{len(invalid)} invalid line(s) skipped (line {shown})")
     if all(c.passed is None for c in conversations):
         notes.append("no conversation has 'passed': Acc and Delta are not available")
+    text_channel, missing_note = text_channel_of(conversations)
+    if missing_note:
+        notes.append(missing_note)
     return build_report(
         name,
         cases,
@@ -113,4 +117,25 @@ def diagnose_conversations(
         thresholds=thresholds,
         notes=notes,
         classifier=counting.summary(),
+        text_channel=text_channel,
     )
+
+
+def text_channel_of(conversations: Sequence[Conversation]) -> tuple[bool, str | None]:
+    """Whether the conversations have a text channel, and a note on messages whose text was not captured.
+
+    As for BFCL handlers that drop text: when messages are marked ``content_missing`` and no
+    assistant message without calls has any text, ask/refuse/confirm GAR cannot be measured and is
+    reported "not computable", never 0. When only some text is missing, the rest is measured and
+    the note says how many messages count as ``other`` for want of text.
+    """
+    counted = [m for c in conversations for m in c.assistant if not m.injected]
+    missing = sum(m.content_missing for m in counted)
+    if not missing:
+        return True, None
+    if not any(not m.has_calls and isinstance(m.text, str) and m.text.strip() for m in counted):
+        return False, (
+            f"{missing} assistant message(s) have no captured text (content_missing) and none has any: "
+            "ask/refuse/confirm GAR is not computable"
+        )
+    return True, f"{missing} assistant message(s) have no captured text (content_missing): they count as 'other'"

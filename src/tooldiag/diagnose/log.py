@@ -14,7 +14,10 @@ Format (documented in docs/diagnostic.md, example in examples/agent_log.jsonl)::
   it, they must agree and give the case gold;
 * ``category`` (optional; default: the gold class name); each category has one gold;
 * ``passed`` (optional bool): the grader's verdict, for Acc;
-* ``injected: true`` on an assistant message: harness text, not counted.
+* ``injected: true`` on an assistant message: harness text, not counted;
+* ``content_missing: true`` on an assistant message: its text was not captured (an
+  imported trace); when no uncalled assistant message has text, GAR of the non-tool_call
+  classes is "not computable".
 
 A turn is everything from one user message to the next; assistant messages before the
 first user message form turn 0 of their own.
@@ -54,6 +57,8 @@ class AssistantMessage:
     has_calls: bool
     gold: ActionClass | None
     injected: bool
+    #: The source did not capture the text (``content_missing: true``, an imported trace).
+    content_missing: bool = False
 
 
 @dataclass(frozen=True)
@@ -124,6 +129,7 @@ def _parse_conversation(obj: Any, where: str, line: int) -> Conversation:
                     has_calls=has_calls,
                     gold=None if gold is None else _gold_class(gold, f"{where} message {index} gold_class"),
                     injected=bool(message.get("injected", False)),
+                    content_missing=bool(message.get("content_missing", False)),
                 )
             )
     turn_golds = {m.gold for m in assistant if m.gold is not None}

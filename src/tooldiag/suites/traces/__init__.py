@@ -30,7 +30,9 @@ from tooldiag.suites.traces.agent_log import GoldMap
 TraceReader = Callable[[Sequence[Path], GoldMap | None, str | None], list[dict[str, Any]]]
 
 #: Source name -> ``"module:function"`` of its reader. Add a source here.
-TRACE_SOURCES: dict[str, str] = {}
+TRACE_SOURCES: dict[str, str] = {
+    "inspect": "tooldiag.suites.traces.inspect_log:read_inspect",
+}
 
 
 def trace_reader(source: str) -> TraceReader:
