@@ -94,7 +94,9 @@ def diagnose_conversations(
     """The calibration report of conversations from any source (an agent log, an imported trace).
 
     ``name`` titles the report and ``source`` says where the conversations came from;
-    ``invalid`` lists what was skipped (the report notes it).
+    ``invalid`` lists what was skipped (the report notes it). When any assistant message has
+    ``content_missing`` (a trace recorded without its text), the run has no text channel: GAR of
+    the text classes is "not computable", as for a BFCL handler that drops text, never 0.
     """
     classifier = classifier or get_classifier("default")
     counting = CountingClassifier(classifier)
@@ -105,6 +107,13 @@ def diagnose_conversations(
         notes.append(f"{len(invalid)} invalid line(s) skipped (line {shown})")
     if all(c.passed is None for c in conversations):
         notes.append("no conversation has 'passed': Acc and Delta are not available")
+    missing = sum(m.content_missing for c in conversations for m in c.assistant if not m.injected)
+    if missing:
+        total = sum(not m.injected for c in conversations for m in c.assistant)
+        notes.append(
+            f"{missing} of {total} assistant message(s) have no recorded text (content_missing): "
+            "GAR of ask, refuse and confirm is not computable"
+        )
     return build_report(
         name,
         cases,
@@ -112,5 +121,6 @@ def diagnose_conversations(
         source=source,
         thresholds=thresholds,
         notes=notes,
+        text_channel=not missing,
         classifier=counting.summary(),
     )

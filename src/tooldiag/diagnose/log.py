@@ -14,7 +14,9 @@ Format (documented in docs/diagnostic.md, example in examples/agent_log.jsonl)::
   it, they must agree and give the case gold;
 * ``category`` (optional; default: the gold class name); each category has one gold;
 * ``passed`` (optional bool): the grader's verdict, for Acc;
-* ``injected: true`` on an assistant message: harness text, not counted.
+* ``injected: true`` on an assistant message: harness text, not counted;
+* ``content_missing: true`` on an assistant message: its text was not recorded (an imported
+  trace without content capture); GAR of ask/refuse/confirm is then "not computable".
 
 A turn is everything from one user message to the next; assistant messages before the
 first user message form turn 0 of their own.
@@ -54,6 +56,8 @@ class AssistantMessage:
     has_calls: bool
     gold: ActionClass | None
     injected: bool
+    #: The trace did not capture the text (``content_missing: true``, set by trace importers).
+    content_missing: bool = False
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,7 @@ def _parse_conversation(obj: Any, where: str, line: int) -> Conversation:
                     has_calls=has_calls,
                     gold=None if gold is None else _gold_class(gold, f"{where} message {index} gold_class"),
                     injected=bool(message.get("injected", False)),
+                    content_missing=message.get("content_missing") is True,
                 )
             )
     turn_golds = {m.gold for m in assistant if m.gold is not None}
