@@ -31,6 +31,8 @@ TraceReader = Callable[[Sequence[Path], GoldMap | None, str | None], list[dict[s
 
 #: Source name -> ``"module:function"`` of its reader. Add a source here.
 TRACE_SOURCES: dict[str, str] = {}
+TRACE_SOURCES["otel"] = "tooldiag.suites.traces.otel:read_otel"
+TRACE_SOURCES["langsmith"] = "tooldiag.suites.traces.langsmith:read_langsmith"
 
 
 def trace_reader(source: str) -> TraceReader:
