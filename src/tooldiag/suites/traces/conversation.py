@@ -50,10 +50,11 @@ def tool_call(call_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
         "type": "function",
         "function": {"name": "" if name is None else str(name), "arguments": raw},
     }
-    try:
-        json.loads(raw)
-    except json.JSONDecodeError as exc:
-        call["parse_error"] = f"arguments are not JSON ({exc.msg} at column {exc.colno})"
+    if isinstance(arguments, str):  # arguments given already parsed (GenAI, LangChain) are JSON by construction
+        try:
+            json.loads(raw)
+        except json.JSONDecodeError as exc:
+            call["parse_error"] = f"arguments are not JSON ({exc.msg} at column {exc.colno})"
     return call
 
 
@@ -136,22 +137,28 @@ class ConversationBuilder:
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     tool_runs: list[ToolRun] = field(default_factory=list)
+    #: ``fingerprint`` of each of ``messages``, kept alongside: a trace re-sends the whole history on every call.
+    _keys: list[tuple[Any, ...]] = field(default_factory=list)
 
     def add_call(self, inputs: Sequence[dict[str, Any]] | None, outputs: Sequence[dict[str, Any]]) -> None:
         """One model call: its input history (``None``: not captured) and its output message(s)."""
         if inputs:
-            known = [fingerprint(m) for m in self.messages]
+            known = self._keys
             given = [fingerprint(m) for m in inputs]
             if given[: len(known)] == known:
-                self.messages.extend(inputs[len(known) :])
+                self._append(inputs[len(known) :], given[len(known) :])
             else:
                 remaining = list(known)
                 for message, key in zip(inputs, given, strict=True):
                     if key in remaining:
                         remaining.remove(key)
                     else:
-                        self.messages.append(message)
-        self.messages.extend(outputs)
+                        self._append([message], [key])
+        self._append(outputs, [fingerprint(m) for m in outputs])
+
+    def _append(self, messages: Sequence[dict[str, Any]], keys: Sequence[tuple[Any, ...]]) -> None:
+        self.messages.extend(messages)
+        self._keys.extend(keys)
 
     def add_tool_run(self, run: ToolRun) -> None:
         self.tool_runs.append(run)
