@@ -95,7 +95,9 @@ def diagnose_conversations(
     """The calibration report of conversations from any source (an agent log, an imported trace).
 
     ``name`` titles the report and ``source`` says where the conversations came from;
-    ``invalid`` lists what was skipped (the report notes it).
+    ``invalid`` lists what was skipped (the report notes it). When any assistant message has
+    ``content_missing`` (a trace recorded without its text), the run has no text channel: GAR of
+    the text classes is "not computable", as for a BFCL handler that drops text, never 0.
     """
     classifier = classifier or get_classifier("default")
     counting = CountingClassifier(classifier)

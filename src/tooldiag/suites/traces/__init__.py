@@ -32,6 +32,8 @@ TraceReader = Callable[[Sequence[Path], GoldMap | None, str | None], list[dict[s
 #: Source name -> ``"module:function"`` of its reader. Add a source here.
 TRACE_SOURCES: dict[str, str] = {
     "inspect": "tooldiag.suites.traces.inspect_log:read_inspect",
+    "otel": "tooldiag.suites.traces.otel:read_otel",
+    "langsmith": "tooldiag.suites.traces.langsmith:read_langsmith",
 }
 
 
