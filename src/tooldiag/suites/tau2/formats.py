@@ -96,9 +96,12 @@ _CLASS_COUNTS = ("tasks", "tool_call", "ask", "refuse", "write", "read_only", "e
 
 
 def _task_class_table(report: Tau2Report) -> Table:
-    table = Table(columns=[*map(_col, ["domain", "agent", *_CLASS_COUNTS, "ask ids from"])], key="task_classes")
+    names = list(_CLASS_COUNTS)
+    if any("user_only" in t.counts for t in report.task_classes):  # telecom: the user's actions only
+        names.insert(names.index("empty") + 1, "user_only")
+    table = Table(columns=[*map(_col, ["domain", "agent", *names, "ask ids from"])], key="task_classes")
     for t in report.task_classes:
-        table.add(t.domain, t.agent_model, *(t.counts[k] for k in _CLASS_COUNTS), t.ask_source)
+        table.add(t.domain, t.agent_model, *(t.counts.get(k, 0) for k in names), t.ask_source)
     return table
 
 
