@@ -69,7 +69,9 @@ def main(argv: list[str]) -> int:
     source = Path(argv[1]) if len(argv) > 1 else DEFAULT_INPUT
     data = build(json.loads(source.read_text(encoding="utf-8")))
     OUTPUT.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {OUTPUT.relative_to(ROOT)} ({sum(len(s) for d in data['domains'].values() for s in d.values())} tools)")
+    print(
+        f"wrote {OUTPUT.relative_to(ROOT)} ({sum(len(s) for d in data['domains'].values() for s in d.values())} tools)"
+    )
     return 0
 
 

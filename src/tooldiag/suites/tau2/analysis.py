@@ -31,9 +31,9 @@ from tooldiag.suites.tau2.reader import ResultsHeader, open_results
 from tooldiag.suites.tau2.report import Agreement, InputSummary, Table3Row, TaskClassSummary, Tau2Report, WriteEvent
 from tooldiag.suites.tau2.schema import MessageRecord, SimulationRecord
 from tooldiag.suites.tau2.stats import is_success
-from tooldiag.suites.tau2.tau2_version import V1_0_1, VERSIONS, version_rank
 from tooldiag.suites.tau2.tables import Group, SimOutcome, agreement_row, table2_row, table3_rows
 from tooldiag.suites.tau2.tasks import TaskLabels, class_counts, label_tasks, scan_ask_candidates
+from tooldiag.suites.tau2.tau2_version import V1_0_1, VERSIONS, version_rank
 
 if TYPE_CHECKING:
     from tooldiag.classify import Classifier
@@ -179,15 +179,27 @@ def diagnose(
     window: int = DEFAULT_WINDOW,
     tasks_file: str | Path | None = None,
     ask_ids: Mapping[str, set[str]] | None = None,
+    submission: str | Path | None = None,
 ) -> Tau2Report:
     """Read tau2 results (files or run folders) and compute Tables 2 and 3.
 
     ``judge``: a ``provider/model`` string for the LLM consent judge (optional);
-    ``ask_ids``: ``{domain name: task ids}`` overriding the shipped ask-required ids.
+    ``ask_ids``: ``{domain name: task ids}`` overriding the shipped ask-required ids;
+    ``submission``: a leaderboard ``submission.json`` whose pass^k is set beside the
+    recomputed one (:mod:`.submission`).
     """
+    if submission is not None:
+        from tooldiag.suites.tau2.submission import load_submission
+
+        load_submission(submission)  # a bad file fails before the results are read
     collected = collect(paths, window=window, tasks_file=tasks_file, ask_ids=ask_ids)
     judge_writes(collected, judge, judge_options=judge_options, concurrency=concurrency)
-    return build_report(collected, judge=judge, window=window)
+    report = build_report(collected, judge=judge, window=window)
+    if submission is not None:
+        from tooldiag.suites.tau2.submission import compare_submission
+
+        report.submission = compare_submission(report, submission)
+    return report
 
 
 def collect(

@@ -142,7 +142,9 @@ def _since_filter(table: dict[str, str], since: dict[str, str] | str | None, ver
         return dict(table)
     if isinstance(since, str):  # the whole side is newer than ``since``
         return dict(table) if version_rank(version) >= version_rank(since) else {}
-    return {name: kind for name, kind in table.items() if version_rank(version) >= version_rank(since.get(name, "pre-1.0"))}
+    return {
+        name: kind for name, kind in table.items() if version_rank(version) >= version_rank(since.get(name, "pre-1.0"))
+    }
 
 
 def domain_tools(domain_name: str, *, where: str = "results", version: str = V1_0_1) -> DomainTools:

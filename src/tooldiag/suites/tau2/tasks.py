@@ -226,7 +226,9 @@ def label_tasks(
     tasks = list(tasks)
     tools = domain_tools(domain_name, version=version)
     asks = ask_labels(domain_name, ask_override)
-    flips = frozenset(shipped_ask_ids(tools.domain, "confirmation_flip")) if tools.domain in ASK_DOMAINS else frozenset()
+    flips = (
+        frozenset(shipped_ask_ids(tools.domain, "confirmation_flip")) if tools.domain in ASK_DOMAINS else frozenset()
+    )
     return {task.id: label_task(task, tools, asks.ids, flips) for task in tasks}, asks
 
 
