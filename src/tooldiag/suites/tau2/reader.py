@@ -111,7 +111,17 @@ class ResultsSource:
         """Yield ``(position, simulation)``; ``position`` names the file and index."""
         header = self.header
         if header.layout == "json":
-            for _, item, index in scan_top_level(header.results_file, stream_key="simulations", want_keys=frozenset()):
+            scan = scan_top_level(
+                header.results_file, stream_key="simulations", want_keys=frozenset({"simulation_index"})
+            )
+            for key, item, index in scan:
+                if key == "simulation_index":
+                    # tau2 dumps it after the simulations, past where the header scan stopped
+                    if header.version != V1_0_1:
+                        header.version, header.version_evidence = detect_version({key}, (), header.layout)
+                    continue
+                if index is None:
+                    continue
                 where = f"{header.results_file}: simulations[{index}]"
                 if not isinstance(item, dict):
                     raise UserError(f"{where} is not a JSON object", hint="this does not look like a tau2 results file")
