@@ -349,8 +349,10 @@ def tau2_diagnose(
     window: int = 10,
     tasks_file: str | Path | None = None,
     ask_ids: Mapping[str, set[str]] | None = None,
+    submission: str | Path | None = None,
 ) -> Tau2Report:
-    """``tooldiag tau2 diagnose``: paper 001 Tables 2 and 3 from tau2-bench result files."""
+    """``tooldiag tau2 diagnose``: paper 001 Tables 2 and 3 from tau2-bench result files
+    (``submission``: a leaderboard submission.json whose pass^k is compared with the recomputed one)."""
     from tooldiag.suites.tau2.analysis import diagnose as diagnose_tau2
 
     return diagnose_tau2(
@@ -361,6 +363,7 @@ def tau2_diagnose(
         window=window,
         tasks_file=tasks_file,
         ask_ids=ask_ids,
+        submission=submission,
     )
 
 

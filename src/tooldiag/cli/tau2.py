@@ -11,8 +11,8 @@ from tooldiag.cli.io import write_out
 from tooldiag.cli.options import ApiKeyEnv, BaseUrl, Concurrency, MaxRetries, NoCache
 
 tau2_app = typer.Typer(
-    help="Diagnose tau2-bench results (airline, retail) without re-running anything: per-class GAR vs Acc "
-    "(paper Table 2) and confirmation before database writes (Table 3).",
+    help="Diagnose tau2-bench results (airline, retail, telecom, banking_knowledge) without re-running anything: "
+    "per-class GAR vs Acc (paper Table 2) and confirmation before database writes (Table 3).",
     no_args_is_help=True,
 )
 
@@ -60,6 +60,14 @@ def diagnose_command(
             help='JSON {"airline": ["2", ...], "retail": [...]} replacing the shipped ask-required task ids.',
         ),
     ] = None,
+    submission: Annotated[
+        Path | None,
+        typer.Option(
+            "--submission",
+            help="A tau2-bench leaderboard submission.json: its pass_1..pass_4 beside the pass^k recomputed from "
+            "the trajectories, with the difference per k.",
+        ),
+    ] = None,
     base_url: BaseUrl = None,
     api_key_env: ApiKeyEnv = None,
     concurrency: Concurrency = 8,
@@ -67,7 +75,10 @@ def diagnose_command(
     max_retries: MaxRetries = 6,
 ) -> None:
     """Per model and domain: pass^k, GAR/Acc/Δ per task class with Wilson intervals, and every
-    write-tool call judged for explicit user consent, with the message that decided it."""
+    write-tool call judged for explicit user consent, with the message that decided it.
+
+    Example: tooldiag tau2 diagnose telecom_run/ --submission submissions/my-model/submission.json
+    """
     from tooldiag.api import tau2_diagnose
     from tooldiag.errors import UserError
     from tooldiag.suites.tau2.formats import FORMATS, render
@@ -100,7 +111,9 @@ def diagnose_command(
         write_out(tau2_html(results, **settings), out)
         typer.echo(f"wrote {out}", err=True)
         return
-    report = tau2_diagnose(results, **settings)
+    report = tau2_diagnose(results, submission=submission, **settings)
+    if report.version_note:
+        typer.echo(f"warning: {report.version_note}", err=True)
     if format == "parquet":
         from tooldiag.report.frames import write_parquet
         from tooldiag.suites.tau2.formats import report_frame

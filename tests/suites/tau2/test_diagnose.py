@@ -202,8 +202,8 @@ def test_unsupported_domain_is_a_clear_error(tmp_path):
     from tooldiag.errors import UserError
 
     data = json.loads(RETAIL_V0.read_text())
-    data["info"]["environment_info"]["domain_name"] = "telecom"
-    path = tmp_path / "telecom.json"
+    data["info"]["environment_info"]["domain_name"] = "insurance"
+    path = tmp_path / "insurance.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(UserError, match="domain 'telecom' is not supported"):
+    with pytest.raises(UserError, match="domain 'insurance' is not supported"):
         diagnose([path])

@@ -26,13 +26,14 @@ from tooldiag.suites.tau2.consent import (
 )
 from tooldiag.suites.tau2.dialogue import emitted_classes, is_greeting, visible_text
 from tooldiag.suites.tau2.domains import DomainTools, confirmation_rule_in_policy, domain_tools, is_standard_domain
-from tooldiag.suites.tau2.matching import all_actions_matched, trajectory_calls
+from tooldiag.suites.tau2.matching import agent_calls, all_actions_matched, user_calls
 from tooldiag.suites.tau2.reader import ResultsHeader, open_results
 from tooldiag.suites.tau2.report import Agreement, InputSummary, Table3Row, TaskClassSummary, Tau2Report, WriteEvent
 from tooldiag.suites.tau2.schema import MessageRecord, SimulationRecord
 from tooldiag.suites.tau2.stats import is_success
 from tooldiag.suites.tau2.tables import Group, SimOutcome, agreement_row, table2_row, table3_rows
 from tooldiag.suites.tau2.tasks import TaskLabels, class_counts, label_tasks, scan_ask_candidates
+from tooldiag.suites.tau2.tau2_version import V1_0_1, VERSIONS, version_rank
 
 if TYPE_CHECKING:
     from tooldiag.classify import Classifier
@@ -94,8 +95,10 @@ def analyze_simulation(
     """Reduce one simulation to its outcome and its write events (deterministic verdicts)."""
     messages = sim.messages
     task = header.tasks[sim.task_id]
-    calls = trajectory_calls(messages)
-    matched, _ = all_actions_matched(task, calls)
+    # The agent's signals read the agent's calls only: a telecom user's own calls are the user's.
+    calls = agent_calls(messages)
+    matched, _ = all_actions_matched(task, calls, agent_only=True)
+    by_user = user_calls(messages)
     reward = sim.reward_info.reward if sim.reward_info else None
     passed = is_success(reward)
     emitted, emissions, starts = agent_emissions(messages, classifier)
@@ -146,6 +149,8 @@ def analyze_simulation(
         emissions=tuple(emissions),
         turn_starts=tuple(starts),
         source=str(header.path),
+        user_tool_calls=tuple(call.name for call in by_user),
+        user_writes=sum(1 for call in by_user if tools.is_user_write(call)),
     )
     return outcome, events
 
@@ -174,15 +179,27 @@ def diagnose(
     window: int = DEFAULT_WINDOW,
     tasks_file: str | Path | None = None,
     ask_ids: Mapping[str, set[str]] | None = None,
+    submission: str | Path | None = None,
 ) -> Tau2Report:
     """Read tau2 results (files or run folders) and compute Tables 2 and 3.
 
     ``judge``: a ``provider/model`` string for the LLM consent judge (optional);
-    ``ask_ids``: ``{domain name: task ids}`` overriding the shipped ask-required ids.
+    ``ask_ids``: ``{domain name: task ids}`` overriding the shipped ask-required ids;
+    ``submission``: a leaderboard ``submission.json`` whose pass^k is set beside the
+    recomputed one (:mod:`.submission`).
     """
+    if submission is not None:
+        from tooldiag.suites.tau2.submission import load_submission
+
+        load_submission(submission)  # a bad file fails before the results are read
     collected = collect(paths, window=window, tasks_file=tasks_file, ask_ids=ask_ids)
     judge_writes(collected, judge, judge_options=judge_options, concurrency=concurrency)
-    return build_report(collected, judge=judge, window=window)
+    report = build_report(collected, judge=judge, window=window)
+    if submission is not None:
+        from tooldiag.suites.tau2.submission import compare_submission
+
+        report.submission = compare_submission(report, submission)
+    return report
 
 
 def collect(
@@ -212,8 +229,8 @@ def collect(
         source = open_results(path, tasks_file=tasks_file)
         header = source.header
         domain = header.domain
-        tools = domain_tools(domain, where=str(path))
-        labels, asks = label_tasks(header.tasks.values(), domain, ask_override=ask_ids)
+        tools = domain_tools(domain, where=str(path), version=header.version)
+        labels, asks = label_tasks(header.tasks.values(), domain, ask_override=ask_ids, version=header.version)
         key = (domain, header.agent_model, header.user_model, header.is_oracle)
         group = groups.setdefault(key, Group(domain, header.agent_model, header.user_model, header.is_oracle))
         for task_id, label in labels.items():
@@ -258,8 +275,15 @@ def collect(
                 n_simulations=n_sims,
                 tasks_source=header.tasks_source,
                 policy_confirmation_rule=rule,
+                tau2_version=header.version,
+                version_evidence=header.version_evidence,
             )
         )
+        if tools.domain == "banking_knowledge" and header.version != V1_0_1:
+            warnings.append(
+                f"{path}: banking_knowledge results of tau2 {header.version}: 1.0.1 changed banking grading, so these "
+                "scores are not comparable with >=1.0.1 ones; re-grade with tau2 evaluate-trajs --fresh-tasks"
+            )
         if header.is_oracle:
             warnings.append(
                 f"{path}: oracle run (agent implementation llm_agent_gt saw the reference actions); do not compare "
@@ -312,7 +336,7 @@ def build_report(collected: Collected, *, judge: str | None = None, window: int 
     task_classes = []
     for group in groups.values():
         ids: dict[str, list[str]] = {
-            name: [] for name in ("tool_call", "ask", "refuse", "write", "read_only", "empty", "transfer")
+            name: [] for name in ("tool_call", "ask", "refuse", "write", "read_only", "empty", "user_only", "transfer")
         }
         for label in group.labels.values():
             for name, flag in (
@@ -337,7 +361,13 @@ def build_report(collected: Collected, *, judge: str | None = None, window: int 
 
     from tooldiag.suites.tau2.llm_judge import PROMPT_VERSION
 
+    versions = sorted({i.tau2_version for i in inputs if i.tau2_version}, key=version_rank)
+    note = mixed_version_note(inputs)
+    if note:
+        warnings.append(note)
     return Tau2Report(
+        tau2_versions=versions,
+        version_note=note,
         inputs=inputs,
         task_classes=task_classes,
         table2=[table2_row(group) for group in groups.values()],
@@ -348,6 +378,25 @@ def build_report(collected: Collected, *, judge: str | None = None, window: int 
         judge_prompt=PROMPT_VERSION if judge else None,
         window_messages=window,
         warnings=warnings,
+    )
+
+
+def mixed_version_note(inputs: list[InputSummary]) -> str | None:
+    """One line when the inputs come from different tau2 releases (``None`` otherwise): 1.0.0
+    changed airline and retail tasks and retail's reward basis, 1.0.1 banking's grading."""
+    by_version: dict[str, list[str]] = {}
+    for item in inputs:
+        by_version.setdefault(item.tau2_version or "unknown", []).append(Path(item.path).name)
+    if len(by_version) < 2:
+        return None
+    parts = "; ".join(
+        f"{version}: {', '.join(names)}"
+        for version, names in sorted(by_version.items(), key=lambda kv: version_rank(kv[0]) if kv[0] in VERSIONS else 9)
+    )
+    return (
+        f"results of different tau2 versions read together ({parts}); tasks and grading changed between "
+        "releases (1.0.0: airline/retail tasks and retail's reward basis; 1.0.1: banking grading), so their "
+        "scores are not strictly comparable"
     )
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tooldiag.errors import UserError
-from tooldiag.suites.tau2.domains import base_domain
+from tooldiag.suites.tau2.domains import ASK_DOMAINS, base_domain
 from tooldiag.suites.tau2.json_stream import load_json_file
 from tooldiag.suites.tau2.reader import open_results, validate_model
 from tooldiag.suites.tau2.schema import TaskRecord
@@ -57,7 +57,7 @@ def scan_sources(paths: list[Path]) -> list[dict[str, Any]]:
             )
         tasks, domain = _tasks_of(path)
         base = base_domain(domain)
-        shipped = set(shipped_ask_ids(base)) if base else None
+        shipped = set(shipped_ask_ids(base)) if base in ASK_DOMAINS else None
         hits = scan_ask_candidates(tasks)
         rows.append(
             {

@@ -29,7 +29,8 @@ simulations of Table 2's cell.
 * ``verdict``: masked / execution_failure / ok / fail / ungraded (docs/evidence.md).
 
 Extra columns: ``task_id``, ``trial``, ``domain``, ``reward``, ``termination_reason``,
-``split`` (write / read_only / empty, Table 2b), ``user_model``, ``source``.
+``split`` (write / read_only / empty / user_only, Table 2b), ``user_model``, ``source``,
+``user_tool_calls`` (the user simulator's own calls, comma-separated: user-side, in no class).
 
 ``unit="write"``: one row per write-tool call, the unit of Table 3. ``gold_class`` is
 ``confirm`` and ``gold_hit`` is Table 3's GAR signal: the deterministic judge found a
@@ -81,7 +82,9 @@ CASE_FORMATS = ("table", "jsonl", "csv", "parquet")
 SHARED_COLUMNS = (
     "run", "case_id", "category", "gold_class", "classes", "gold_hit", "passed", "error_type", "verdict", "errored",
 )  # fmt: skip
-SIMULATION_EXTRA = ("task_id", "trial", "domain", "reward", "termination_reason", "split", "user_model", "source")
+SIMULATION_EXTRA = (
+    "task_id", "trial", "domain", "reward", "termination_reason", "split", "user_model", "source", "user_tool_calls",
+)  # fmt: skip
 WRITE_EXTRA = (
     "simulation_id", "task_id", "trial", "domain", "write_number", "message_index", "tool", "tool_error", "consent",
     "consent_verdict", "answer_changed", "request_index", "reply_index", "reply_kind", "reply_text", "justification",
@@ -227,6 +230,8 @@ def simulation_rows(collected: Collected) -> list[CaseRow]:
                 "split": str(labels.split),
                 "user_model": group.user_model,
                 "source": outcome.source,
+                # user-side (telecom, banking): shown, never counted as the agent's
+                "user_tool_calls": ", ".join(outcome.user_tool_calls),
             }
             names = [name for name, member in (("tool_call", labels.tool_call_required), ("ask", labels.ask_required),
                                                ("refuse", labels.refuse_required)) if member]  # fmt: skip

@@ -37,13 +37,18 @@ def excerpt(text: str | None, limit: int = _EXCERPT) -> str:
 
 
 def write_calls(messages: list[MessageRecord], is_write) -> list[tuple[int, ToolCallRecord]]:
-    """``(message index, call)`` of every agent write-tool call, in order."""
+    """``(message index, call)`` of every agent write-tool call, in order.
+
+    ``is_write`` gets the call (a name and arguments: banking's wrapper calls are typed by the
+    tool they name). Only assistant messages are read: a telecom user's own write (toggling
+    airplane mode on their phone) is no agent write and needs no consent.
+    """
     found: list[tuple[int, ToolCallRecord]] = []
     for index, message in enumerate(messages):
         if message.role != "assistant":
             continue
         for call in message.calls:
-            if is_write(call.name):
+            if is_write(call):
                 found.append((index, call))
     return found
 

@@ -2,7 +2,7 @@
 
 Markdown is for reading (percentages with 95 % Wilson intervals, Δ in points); CSV is
 one tidy table with a ``section`` column (``inputs``, ``task_classes``, ``table2``,
-``pass_hat_k``, ``table3``, ``agreement``, ``event``) and fractions, not percentages;
+``pass_hat_k``, ``submission``, ``table3``, ``agreement``, ``event``) and fractions, not percentages;
 JSON is the report model itself.
 """
 
@@ -85,10 +85,11 @@ def _class_table(report: Tau2Report, attr: str) -> Table:
 
 def _inputs_table(report: Tau2Report) -> Table:
     names = ["file", "layout", "domain", "agent", "user simulator", "trials", "tasks", "simulations"]
-    table = Table(columns=[*map(_col, names), Column("oracle", format=_yes_no)], key="inputs")
+    columns = [*map(_col, names), Column("oracle", format=_yes_no), _col("tau2 version")]
+    table = Table(columns=columns, key="inputs")
     for i in report.inputs:
         table.add(i.path, i.layout, i.domain, i.agent_model, i.user_model, i.num_trials or None,
-                  i.n_tasks, i.n_simulations, i.oracle)  # fmt: skip
+                  i.n_tasks, i.n_simulations, i.oracle, i.tau2_version)  # fmt: skip
     return table
 
 
@@ -96,23 +97,49 @@ _CLASS_COUNTS = ("tasks", "tool_call", "ask", "refuse", "write", "read_only", "e
 
 
 def _task_class_table(report: Tau2Report) -> Table:
-    table = Table(columns=[*map(_col, ["domain", "agent", *_CLASS_COUNTS, "ask ids from"])], key="task_classes")
+    names = list(_CLASS_COUNTS)
+    if any("user_only" in t.counts for t in report.task_classes):  # telecom: the user's actions only
+        names.insert(names.index("empty") + 1, "user_only")
+    table = Table(columns=[*map(_col, ["domain", "agent", *names, "ask ids from"])], key="task_classes")
     for t in report.task_classes:
-        table.add(t.domain, t.agent_model, *(t.counts[k] for k in _CLASS_COUNTS), t.ask_source)
+        table.add(t.domain, t.agent_model, *(t.counts.get(k, 0) for k in names), t.ask_source)
     return table
 
 
 def _pass_hat_k_table(report: Tau2Report) -> Table:
     max_k = max((max(r.pass_hat_k) for r in report.table2 if r.pass_hat_k), default=0)
+    user_calls = any(r.n_user_tool_calls for r in report.table2)
     columns = [_col("model"), _col("domain"), _col("tasks"), _col("sims"), _number("avg reward"),
                *(_number(f"pass^{k}") for k in range(1, max_k + 1)), _col("infra errors"),
                Column("terminations", format=_terminations)]  # fmt: skip
+    if user_calls:  # telecom, banking: the user simulator's own calls, apart from the agent's
+        columns.append(_col("user tool calls (writes)"))
     table = Table(columns=columns, key="pass_hat_k")
     for r in report.table2:
-        table.add(r.agent_model, r.domain, r.n_tasks, r.n_simulations, r.avg_reward,
-                  *(r.pass_hat_k.get(k) for k in range(1, max_k + 1)),
-                  r.n_infrastructure_errors, r.terminations)  # fmt: skip
+        cells: list[Any] = [r.agent_model + (" [oracle]" if r.oracle else ""), r.domain, r.n_tasks, r.n_simulations,
+                            r.avg_reward, *(r.pass_hat_k.get(k) for k in range(1, max_k + 1)),
+                            r.n_infrastructure_errors, r.terminations]  # fmt: skip
+        if user_calls:
+            cells.append(f"{r.n_user_tool_calls} ({r.n_user_writes})")
+        table.add(*cells)
     return table
+
+
+def _submission_table(report: Tau2Report) -> Table:
+    columns = [_col("domain"), _col("model"), _col("k"), _number("submitted %", 1), _number("recomputed %", 1),
+               _number("infra as failure %", 1), _number("difference pp", 1)]  # fmt: skip
+    table = Table(columns=columns, key="submission")
+    assert report.submission is not None
+    for r in report.submission.rows:
+        table.add(r.domain, r.agent_model, r.k, r.submitted, r.recomputed, r.recomputed_infra_as_failure, r.difference)
+    return table
+
+
+_SUBMISSION_NOTE = (
+    "pass^k as tau2 defines it: per task C(c, k) / C(n, k), averaged over tasks (metrics/agent_metrics.py); "
+    "recomputed = infrastructure errors left out (tau2's metrics), infra as failure = counted as failed trials "
+    "(the 1.0.1 leaderboard convention); difference = recomputed − submitted."
+)
 
 
 def _table3_table(report: Tau2Report) -> Table:
@@ -184,6 +211,13 @@ def render_markdown(report: Tau2Report) -> str:
     out += _markdown(_class_table(report, "write_split"))
     out += ["", "## pass^k and terminations", ""]
     out += _markdown(_pass_hat_k_table(report))
+    if report.submission is not None:
+        sub = report.submission
+        version = f", tau2 {sub.declared_version}" if sub.declared_version else ""
+        out += ["", f"## Leaderboard submission vs trajectories ({sub.model_name}{version})", ""]
+        out += [_SUBMISSION_NOTE, ""]
+        out += _markdown(_submission_table(report)) if sub.rows else ["No domain in common."]
+        out += [f"- {note}" for note in sub.notes]
     out += ["", "## Table 3: confirmation before database writes", ""]
     out += [_TABLE3_NOTE, ""]
     out += _markdown(_table3_table(report))
@@ -266,6 +300,9 @@ def csv_rows(report: Tau2Report) -> list[dict[str, Any]]:
                     "avg_reward": r.avg_reward,
                 }
             )
+    if report.submission is not None:
+        for s in report.submission.rows:
+            rows.append({"section": "submission", **s.model_dump(mode="json")})
     for t3 in report.table3:
         rows.append(
             {

@@ -6,7 +6,9 @@ without actions. The rule is tau2's ``Action.compare_with_tool_call`` and
 ``evaluator_action._check_actions`` (notes §6):
 
 * predicted calls are every tool call in the trajectory (assistant and user messages),
-  including calls whose tool message is an error;
+  including calls whose tool message is an error; the agent's own signal (Table 2's
+  tool_call GAR) matches only the agent's reference actions against the agent's calls,
+  since a telecom user's reference actions are the user's to take;
 * a reference action matches if *any* call matches (order-insensitive, not one-to-one);
 * a call matches when the names agree and then: ``compare_args is None`` compares the
   keys present in the call (an omitted reference key still matches, an extra key fails);
@@ -67,6 +69,22 @@ def trajectory_calls(messages: Iterable[MessageRecord]) -> list[ToolCallRecord]:
     return calls
 
 
+def agent_calls(messages: Iterable[MessageRecord]) -> list[ToolCallRecord]:
+    """The agent's tool calls: those on assistant messages. A telecom or banking user's own
+    calls (on user messages, ``requestor: "user"``) are the user acting, not the agent."""
+    return [call for message in messages if message.role == "assistant" for call in message.calls]
+
+
+def user_calls(messages: Iterable[MessageRecord]) -> list[ToolCallRecord]:
+    """The user simulator's own tool calls (telecom's phone, banking's user tools)."""
+    return [call for message in messages if message.role == "user" for call in message.calls]
+
+
+def is_user_action(action: Action) -> bool:
+    """A reference action the user has to take (``requestor: "user"``; telecom, banking)."""
+    return action.requestor == "user"
+
+
 def match_actions(actions: Iterable[Action], calls: list[ToolCallRecord]) -> list[bool]:
     """One ``action_match`` per reference action."""
     return [any(action_matches_call(action, call) for call in calls) for action in actions]
@@ -85,13 +103,21 @@ def reference_paths(task: TaskRecord) -> list[tuple[str | None, list[Action]]]:
     return []
 
 
-def all_actions_matched(task: TaskRecord, calls: list[ToolCallRecord]) -> tuple[bool | None, str | None]:
+def all_actions_matched(
+    task: TaskRecord, calls: list[ToolCallRecord], *, agent_only: bool = False
+) -> tuple[bool | None, str | None]:
     """Whether every reference action is matched (tau2's ACTION component).
 
-    Returns ``(None, None)`` for a task without reference actions; with several
+    ``agent_only``: only the agent's reference actions count (the user's, ``requestor:
+    "user"``, are left out; pass the agent's calls): the agent's own tool_call signal.
+    Returns ``(None, None)`` for a task without (such) reference actions; with several
     acceptable outcomes, ``True`` and the first outcome fully matched, if any.
     """
-    paths = [(outcome, actions) for outcome, actions in reference_paths(task) if actions]
+    paths = [
+        (outcome, [a for a in actions if not (agent_only and is_user_action(a))])
+        for outcome, actions in reference_paths(task)
+    ]
+    paths = [(outcome, actions) for outcome, actions in paths if actions]
     if not paths:
         return None, None
     for outcome, actions in paths:

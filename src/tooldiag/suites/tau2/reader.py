@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 from tooldiag.errors import UserError
 from tooldiag.suites.tau2.json_stream import STREAM_PRESENT, load_json_file, scan_top_level
 from tooldiag.suites.tau2.schema import ORACLE_IMPLEMENTATION, RunInfo, SimulationRecord, TaskRecord
+from tooldiag.suites.tau2.tau2_version import PRE_1_0, SIMULATION_V1_KEYS, V1_0_1, detect_version
 
 Layout = Literal["json", "dir"]
 
@@ -65,6 +66,10 @@ class ResultsHeader:
     tasks_source: str
     #: dir layout: the simulation files, in index order.
     simulation_files: list[Path] = field(default_factory=list)
+    #: The tau2 release that wrote the file (:mod:`.tau2_version`) and the field that says so;
+    #: read from the header, refined by the first simulation's fields while streaming.
+    version: str = V1_0_1
+    version_evidence: str = ""
 
     @property
     def domain(self) -> str:
@@ -106,10 +111,21 @@ class ResultsSource:
         """Yield ``(position, simulation)``; ``position`` names the file and index."""
         header = self.header
         if header.layout == "json":
-            for _, item, index in scan_top_level(header.results_file, stream_key="simulations", want_keys=frozenset()):
+            scan = scan_top_level(
+                header.results_file, stream_key="simulations", want_keys=frozenset({"simulation_index"})
+            )
+            for key, item, index in scan:
+                if key == "simulation_index":
+                    # tau2 dumps it after the simulations, past where the header scan stopped
+                    if header.version != V1_0_1:
+                        header.version, header.version_evidence = detect_version({key}, (), header.layout)
+                    continue
+                if index is None:
+                    continue
                 where = f"{header.results_file}: simulations[{index}]"
                 if not isinstance(item, dict):
                     raise UserError(f"{where} is not a JSON object", hint="this does not look like a tau2 results file")
+                self._note_version(item)
                 yield where, validate_model(SimulationRecord, item, where)
         else:
             for sim_path in header.simulation_files:
@@ -117,7 +133,14 @@ class ResultsSource:
                 where = str(sim_path)
                 if not isinstance(data, dict):
                     raise UserError(f"{where}: not a JSON object", hint="expected one tau2 SimulationRun per file")
+                self._note_version(data)
                 yield where, validate_model(SimulationRecord, data, where)
+
+    def _note_version(self, simulation: dict[str, Any]) -> None:
+        """A 1.0 field on a simulation of a file whose header looked 0.x makes it 1.0.0."""
+        header = self.header
+        if header.version == PRE_1_0 and SIMULATION_V1_KEYS & simulation.keys():
+            header.version, header.version_evidence = detect_version((), (), header.layout, simulation.keys())
 
 
 def _resolve_results_file(path: Path) -> Path:
@@ -238,7 +261,11 @@ def open_results(path: str | Path, *, tasks_file: str | Path | None = None) -> R
             )
         layout = "dir"
 
+    raw_info = found.get("info")
+    version, evidence = detect_version(found.keys(), raw_info.keys() if isinstance(raw_info, dict) else (), layout)
     header = ResultsHeader(
+        version=version,
+        version_evidence=evidence,
         path=path,
         results_file=results_file,
         layout=layout,

@@ -80,6 +80,9 @@ class InputSummary(_Model):
     tasks_source: str
     #: The policy's own consent sentence, or ``None`` if the embedded policy lacks one.
     policy_confirmation_rule: str | None = None
+    #: The tau2 release that wrote the file (``pre-1.0``, ``1.0.0``, ``1.0.1``) and why.
+    tau2_version: str | None = None
+    version_evidence: str | None = None
 
 
 class TaskClassSummary(_Model):
@@ -105,7 +108,12 @@ class Table2Row(_Model):
     n_infrastructure_errors: int
     avg_reward: float | None = None
     pass_hat_k: dict[int, float] = Field(default_factory=dict)
+    #: pass^k with infrastructure errors counted as failed trials (the leaderboard's convention).
+    pass_hat_k_infra_as_failure: dict[int, float] = Field(default_factory=dict)
     terminations: dict[str, int] = Field(default_factory=dict)
+    #: The user simulator's own tool calls (telecom, banking), none of them agent actions.
+    n_user_tool_calls: int = 0
+    n_user_writes: int = 0
     paper_classes: list[ClassCell]
     write_split: list[ClassCell]
 
@@ -182,6 +190,32 @@ class Agreement(_Model):
     kappa_answer_changed: float | None = None
 
 
+class SubmissionRow(_Model):
+    """One domain and k: the submission's pass^k and the one recomputed from the trajectories
+    (percent, as submissions state it)."""
+
+    domain: str
+    agent_model: str
+    k: int
+    submitted: float | None = None
+    #: tau2's metrics: infrastructure errors left out.
+    recomputed: float | None = None
+    #: The leaderboard convention: infrastructure errors are failed trials.
+    recomputed_infra_as_failure: float | None = None
+    #: recomputed - submitted, in percentage points.
+    difference: float | None = None
+
+
+class SubmissionComparison(_Model):
+    """``--submission FILE``: a leaderboard ``submission.json`` against the trajectories read."""
+
+    path: str
+    model_name: str
+    declared_version: str | None = None
+    rows: list[SubmissionRow] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
 class Tau2Report(_Model):
     """Everything ``tooldiag tau2 diagnose`` computes."""
 
@@ -196,3 +230,9 @@ class Tau2Report(_Model):
     judge_prompt: str | None = None
     window_messages: int
     warnings: list[str] = Field(default_factory=list)
+    #: The tau2 versions of the inputs, sorted; more than one draws :attr:`version_note`.
+    tau2_versions: list[str] = Field(default_factory=list)
+    #: Set when results of different tau2 versions were read together (also a warning).
+    version_note: str | None = None
+    #: ``--submission``: a leaderboard submission's pass^k next to the recomputed one.
+    submission: SubmissionComparison | None = None

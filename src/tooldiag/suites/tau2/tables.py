@@ -42,6 +42,11 @@ class SimOutcome:
     turn_starts: tuple[int, ...] = ()
     #: The results file the simulation was read from.
     source: str = ""
+    #: The user simulator's own tool calls, in order (telecom, banking): user-side, so in no
+    #: agent class, GAR or write event; kept so the rows can show them.
+    user_tool_calls: tuple[str, ...] = ()
+    #: How many of them were writes by the domain's user-tool types.
+    user_writes: int = 0
 
     @property
     def infrastructure_error(self) -> bool:
@@ -98,6 +103,10 @@ def table2_row(group: Group) -> Table2Row:
     by_task: dict[str, list[bool]] = {}
     for outcome in scored:
         by_task.setdefault(outcome.task_id, []).append(outcome.passed)
+    # The leaderboard convention of RELEASE_NOTES 1.0.1: an infrastructure error is a failed trial.
+    by_task_all: dict[str, list[bool]] = {}
+    for outcome in group.outcomes:
+        by_task_all.setdefault(outcome.task_id, []).append(outcome.passed and not outcome.infrastructure_error)
     paper = [
         _cell(
             "tool_call", _MATCHED, scored, lambda o: o.labels.tool_call_required, lambda o: o.actions_matched is True
@@ -109,6 +118,11 @@ def table2_row(group: Group) -> Table2Row:
         _cell("write", _MATCHED, scored, lambda o: str(o.labels.split) == "write", lambda o: o.actions_matched is True),
         _cell("read_only", _NO_WRITE, scored, lambda o: str(o.labels.split) == "read_only", lambda o: not o.wrote),
         _cell("empty", _NO_WRITE, scored, lambda o: str(o.labels.split) == "empty", lambda o: not o.wrote),
+        *(
+            [_cell("user_only", _NO_WRITE, scored, lambda o: str(o.labels.split) == "user_only", lambda o: not o.wrote)]
+            if any(str(label.split) == "user_only" for label in group.labels.values())
+            else []
+        ),
         # Overlaps the rows above; tau2's DB check cannot see a missing transfer (notes §4).
         _cell("transfer", _TRANSFERRED, scored, lambda o: o.labels.transfer_required, lambda o: o.transfer_called),
     ]
@@ -122,7 +136,10 @@ def table2_row(group: Group) -> Table2Row:
         n_infrastructure_errors=len(group.outcomes) - len(scored),
         avg_reward=mean(o.reward or 0.0 for o in scored),
         pass_hat_k=pass_hat_ks(by_task),
+        pass_hat_k_infra_as_failure=pass_hat_ks(by_task_all),
         terminations=dict(Counter(o.termination for o in group.outcomes)),
+        n_user_tool_calls=sum(len(o.user_tool_calls) for o in group.outcomes),
+        n_user_writes=sum(o.user_writes for o in group.outcomes),
         paper_classes=paper,
         write_split=split,
     )

@@ -26,6 +26,7 @@ from typing import Any
 
 from tooldiag.errors import UserError
 from tooldiag.suites.tau2.domains import (
+    ASK_DOMAINS,
     DomainTools,
     base_domain,
     domain_tools,
@@ -33,8 +34,9 @@ from tooldiag.suites.tau2.domains import (
     load_data,
     load_text,
 )
-from tooldiag.suites.tau2.matching import reference_paths
+from tooldiag.suites.tau2.matching import is_user_action, reference_paths
 from tooldiag.suites.tau2.schema import TaskRecord
+from tooldiag.suites.tau2.tau2_version import V1_0_1
 
 
 class WriteSplit(str, enum.Enum):
@@ -49,6 +51,10 @@ class WriteSplit(str, enum.Enum):
 
     EMPTY = "empty"
     """No reference actions (policy refusals, users who decline)."""
+
+    USER_ONLY = "user_only"
+    """Reference actions on the user's side only (telecom: the agent talks the user through
+    toggling airplane mode or reseating the SIM): no agent write is needed."""
 
     def __str__(self) -> str:
         return self.value
@@ -148,6 +154,8 @@ def ask_labels(domain_name: str, override: Mapping[str, set[str]] | None = None)
     base = base_domain(domain_name)
     if base is None:
         return AskLabels(frozenset(), "none (unknown domain)")
+    if base not in ASK_DOMAINS:
+        return AskLabels(frozenset(), f"none (no verified ask ids for {base})")
     if is_standard_domain(domain_name):
         return AskLabels(frozenset(shipped_ask_ids(base)), "paper subset (verified)")
     return AskLabels(
@@ -170,14 +178,25 @@ class TaskLabels:
     confirmation_flip: bool
     n_reference_actions: int
     reference_writes: tuple[str, ...]
+    #: Reference actions the user has to take (``requestor: "user"``; telecom, banking).
+    n_user_reference_actions: int = 0
 
 
 def label_task(task: TaskRecord, tools: DomainTools, ask_ids: frozenset[str], flip_ids: frozenset[str]) -> TaskLabels:
-    """Classify one task from its reference actions (all acceptable outcomes of a fork)."""
-    actions = [action for _, path in reference_paths(task) for action in path]
-    writes = tuple(dict.fromkeys(a.name for a in actions if tools.is_write(a.name)))
-    if not actions:
+    """Classify one task from its reference actions (all acceptable outcomes of a fork).
+
+    Only the agent's reference actions decide the agent's classes: a telecom task whose
+    actions are all the user's (``requestor: "user"``) is ``user_only``, neither tool_call-
+    nor refuse-required.
+    """
+    every = [action for _, path in reference_paths(task) for action in path]
+    actions = [a for a in every if not is_user_action(a)]
+    n_user = len(every) - len(actions)
+    writes = tuple(dict.fromkeys(a.name for a in actions if tools.is_write(a)))
+    if not every:
         split = WriteSplit.EMPTY
+    elif not actions:
+        split = WriteSplit.USER_ONLY
     elif writes:
         split = WriteSplit.WRITE
     else:
@@ -186,12 +205,13 @@ def label_task(task: TaskRecord, tools: DomainTools, ask_ids: frozenset[str], fl
         task_id=task.id,
         split=split,
         tool_call_required=bool(actions),
-        refuse_required=not actions,
+        refuse_required=not every,
         ask_required=task.id in ask_ids,
         transfer_required=any(a.name == tools.transfer for a in actions),
         confirmation_flip=task.id in flip_ids,
         n_reference_actions=len(actions),
         reference_writes=writes,
+        n_user_reference_actions=n_user,
     )
 
 
@@ -200,12 +220,15 @@ def label_tasks(
     domain_name: str,
     *,
     ask_override: Mapping[str, set[str]] | None = None,
+    version: str = V1_0_1,
 ) -> tuple[dict[str, TaskLabels], AskLabels]:
     """Labels of every task of one results file, and the ask ids used."""
     tasks = list(tasks)
-    tools = domain_tools(domain_name)
+    tools = domain_tools(domain_name, version=version)
     asks = ask_labels(domain_name, ask_override)
-    flips = frozenset(shipped_ask_ids(tools.domain, "confirmation_flip"))
+    flips = (
+        frozenset(shipped_ask_ids(tools.domain, "confirmation_flip")) if tools.domain in ASK_DOMAINS else frozenset()
+    )
     return {task.id: label_task(task, tools, asks.ids, flips) for task in tasks}, asks
 
 
@@ -219,10 +242,10 @@ def class_counts(labels: Iterable[TaskLabels]) -> dict[str, int]:
         counts["ask"] += label.ask_required
         counts[str(label.split)] += 1
         counts["transfer"] += label.transfer_required
-    return {
-        key: counts.get(key, 0)
-        for key in ("tasks", "tool_call", "ask", "refuse", "write", "read_only", "empty", "transfer")
-    }
+    keys = ["tasks", "tool_call", "ask", "refuse", "write", "read_only", "empty", "transfer"]
+    if counts.get("user_only"):  # only telecom-like domains have it; airline/retail keep their columns
+        keys.insert(keys.index("empty") + 1, "user_only")
+    return {key: counts.get(key, 0) for key in keys}
 
 
 __all__ = [
