@@ -255,9 +255,17 @@ class FakeOpenAIServer:
                 occurrence = self._seen[digest]
                 self._seen[digest] += 1
             fault = self.faults.draw(random.Random(f"{self.faults.seed}:{digest}:{occurrence}").random())
+            if fault is not None and fault.delay_s:
+                # A stall is a slow server: the right answer, late. (It used to be an empty reply, which a
+                # client whose event loop was starved past the stall read as the model's answer.)
+                answer, _ = self._answer(request)
+                return replace(answer, delay_s=answer.delay_s + fault.delay_s), "stall"
             if fault is not None:
-                label = "stall" if fault.delay_s else ("malformed" if fault.raw_body else str(fault.status))
-                return fault, label
+                return fault, "malformed" if fault.raw_body else str(fault.status)
+        return self._answer(request)
+
+    def _answer(self, request: RecordedRequest) -> tuple[Reply, str]:
+        """The scripted or responder's reply to ``request`` (no fault)."""
         with self._lock:
             scripted = self._script.popleft() if self._script else None
         if scripted is not None:
