@@ -42,10 +42,10 @@ class ForwardingStore:
 
 async def run_shard(payload: ShardPayload, case_ids: list[str], concurrency: int, emit: Callable[[Any], None]) -> Any:
     """A worker's entry point: run ``case_ids`` at ``concurrency``; returns ``(errors, rejected)``."""
-    from tooldiag.suites.bfcl.runner import run_cases, select_cases
+    from tooldiag.suites.bfcl.data import load_cases
+    from tooldiag.suites.bfcl.runner import run_cases
 
-    wanted = set(case_ids)
-    by_id = {case.id: case for case in select_cases(payload.config) if case.id in wanted}
+    by_id = {case.id: case for case in load_cases(payload.config.categories, ids=case_ids)}  # builds only these
     cases = [by_id[case_id] for case_id in case_ids]
     probe_factory = None
     if payload.config.probe:
