@@ -87,7 +87,8 @@ def run_bfcl(
 
     ``probe`` is an SRI / CRI spec (docs/probes.md); ``progress`` hears of every graded case.
     ``workers`` above 1 shards the cases over that many processes (``None``: one per core, as
-    ``--workers`` left out does); the default, 1, runs in this process.
+    ``--workers`` left out does); the default, 1, runs in this process. Workers are spawned, so a
+    script that asks for them runs this under ``if __name__ == "__main__":``.
     """
     from tooldiag.suites.bfcl.runner import run_bfcl as run
 

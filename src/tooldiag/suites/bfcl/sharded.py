@@ -16,8 +16,10 @@ from typing import Any
 
 from tooldiag.models.base import ModelOptions
 from tooldiag.models.registry import resolve_model
-from tooldiag.runner import ProgressSink
+from tooldiag.runner import ERROR_LABEL, ProgressSink
 from tooldiag.runner.shard import run_sharded
+from tooldiag.store import RunStore
+from tooldiag.store.rundb import EncodedCase, encode_case
 from tooldiag.suites.bfcl.data import BfclCase
 from tooldiag.trajectory import CaseTrajectory, Grade, RunConfig
 
@@ -31,13 +33,14 @@ class ShardPayload:
 
 
 class ForwardingStore:
-    """The store of a worker: each case :func:`run_cases` commits goes to the parent instead."""
+    """The store of a worker: each case :func:`run_cases` commits goes to the parent instead,
+    encoded here (:func:`~tooldiag.store.rundb.encode_case`) so the one writer only inserts it."""
 
     def __init__(self, emit: Callable[[Any], None]) -> None:
         self.emit = emit
 
     def put_case(self, trajectory: CaseTrajectory, grade: Grade | None) -> None:
-        self.emit((trajectory, grade))
+        self.emit(encode_case(trajectory, grade))
 
 
 async def run_shard(payload: ShardPayload, case_ids: list[str], concurrency: int, emit: Callable[[Any], None]) -> Any:
@@ -62,7 +65,7 @@ async def run_shard(payload: ShardPayload, case_ids: list[str], concurrency: int
 
 
 def run_cases_sharded(
-    store: Any,
+    store: RunStore,
     cases: list[BfclCase],
     payload: ShardPayload,
     workers: int,
@@ -70,13 +73,15 @@ def run_cases_sharded(
 ) -> tuple[list[str], list[str]]:
     """:func:`run_cases` over ``workers`` processes (``payload.options.concurrency`` in all);
     the same return value: messages of error rows and of rejected (``inference_error``) cases."""
-    from tooldiag.suites.bfcl.runner import advance_case
 
-    def commit(outcome: tuple[CaseTrajectory, Grade | None]) -> None:
-        trajectory, grade = outcome
-        store.put_case(trajectory, grade)
-        if progress is not None:
-            advance_case(progress, trajectory, grade)
+    def commit(case: EncodedCase) -> None:
+        store.put_encoded_case(case)
+        if progress is None:
+            return
+        if case.passed is None:  # an error row, as runner.case_outcome reports it
+            progress.advance(ERROR_LABEL, None)
+        else:
+            progress.advance(case.category, bool(case.passed))
 
     values = run_sharded([case.id for case in cases], run_shard, payload, workers, payload.options.concurrency, commit)
     errors: list[str] = []
