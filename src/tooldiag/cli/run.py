@@ -36,7 +36,9 @@ def print_summary(summary, console=None) -> None:
     console.print(table)
     if accs:
         console.print(f"overall Acc (unweighted mean of categories, as BFCL): {sum(accs) / len(accs):.2f}")
-    console.print(f"{summary.ran} cases run, {summary.skipped} already finished, {summary.wall_s:.1f}s")
+    workers = getattr(summary, "workers", 1)
+    on = f" in {workers} worker processes" if workers > 1 else ""
+    console.print(f"{summary.ran} cases run, {summary.skipped} already finished, {summary.wall_s:.1f}s{on}")
     usage = getattr(summary, "usage", None)
     if usage is not None:  # the whole run, every session (docs/evidence.md, "Run summary")
         console.print("run summary: " + "\n             ".join(usage.lines()), highlight=False)

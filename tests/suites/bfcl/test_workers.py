@@ -79,6 +79,7 @@ def test_two_workers_store_what_one_stores_with_the_oracle(tmp_path):
     two = run_bfcl("ref/oracle", tmp_path / "two", limit=8, workers=2)
     expected = _rows(tmp_path / "one")
     assert len(expected) == 32 and one.ran == two.ran == 32
+    assert (one.workers, two.workers) == (1, 2)
     assert _rows(tmp_path / "two") == expected
     assert two.counts == one.counts
 

@@ -51,6 +51,8 @@ class RunSummary:
     wall_s: float = 0.0
     #: What the whole run cost so far (every session), from the store.
     usage: UsageSummary | None = None
+    #: Processes the cases ran in (``--workers`` as planned; 1: this process).
+    workers: int = 1
 
     def categories(self) -> list[str]:
         """The categories of the run, in BFCL's order (the summary table's rows)."""
@@ -234,6 +236,7 @@ async def execute_run(
             inference_errors=rejected,
             wall_s=time.perf_counter() - started,
             usage=usage_now(store),
+            workers=processes,
         )
     finally:
         store.close()
