@@ -83,10 +83,14 @@ def run_bfcl(
     options: ModelOptions | None = None,
     probe: str | None = None,
     progress: ProgressSink | None = None,
+    workers: int | None = 1,
 ) -> RunSummary:
     """``tooldiag run bfcl``: run (or resume) ``model`` on BFCL multi-turn into ``run_dir``.
 
     ``probe`` is an SRI / CRI spec (docs/probes.md); ``progress`` hears of every graded case.
+    ``workers`` above 1 shards the cases over that many processes (``None``: one per core, as
+    ``--workers`` left out does); the default, 1, runs in this process. Workers are spawned, so a
+    script that asks for them runs this under ``if __name__ == "__main__":``.
     """
     from tooldiag.suites.bfcl.runner import run_bfcl as run
 
@@ -100,6 +104,7 @@ def run_bfcl(
         options=options,
         probe=probe,
         progress=progress,
+        workers=workers,
     )
 
 

@@ -36,7 +36,9 @@ def print_summary(summary, console=None) -> None:
     console.print(table)
     if accs:
         console.print(f"overall Acc (unweighted mean of categories, as BFCL): {sum(accs) / len(accs):.2f}")
-    console.print(f"{summary.ran} cases run, {summary.skipped} already finished, {summary.wall_s:.1f}s")
+    workers = getattr(summary, "workers", 1)
+    on = f" in {workers} worker processes" if workers > 1 else ""
+    console.print(f"{summary.ran} cases run, {summary.skipped} already finished, {summary.wall_s:.1f}s{on}")
     usage = getattr(summary, "usage", None)
     if usage is not None:  # the whole run, every session (docs/evidence.md, "Run summary")
         console.print("run summary: " + "\n             ".join(usage.lines()), highlight=False)
@@ -98,12 +100,25 @@ def run_bfcl_command(
     no_cache: opt.NoCache = False,
     max_retries: opt.MaxRetries = 6,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help=(
+                "Processes to shard the cases over (--concurrency is split between them; the parent "
+                "alone writes the run). Default: one per core, at least 32 cases each. 1: one process."
+            ),
+        ),
+    ] = None,
 ) -> None:
     """Run MODEL on BFCL multi-turn (FC mode, BFCL's loop and step cap) and grade every case
     with BFCL's own checker. Finished cases are committed one by one: re-run the same
     command after a crash to resume.
 
     Example: tooldiag run bfcl --model openai/Qwen3-8B --base-url http://127.0.0.1:8000/v1 --run-dir runs/qwen3
+
+    All cores: tooldiag run bfcl --model ref/oracle --run-dir runs/oracle --workers 4 --concurrency 32
     """
     from tooldiag.api import run_bfcl
     from tooldiag.cli.progress import run_progress
@@ -121,6 +136,7 @@ def run_bfcl_command(
             options=options,
             probe=probe,
             progress=progress,
+            workers=workers,
         )
     print_summary(summary)
 

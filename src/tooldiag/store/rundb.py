@@ -94,6 +94,37 @@ class CaseRecord:
     trajectory: CaseTrajectory
 
 
+@dataclass(frozen=True)
+class EncodedCase:
+    """One case as :meth:`RunStore.put_case` stores it, already encoded.
+
+    Why: with ``--workers`` the worker that ran a case encodes it (JSON, zlib) and the one
+    writer, the parent, only inserts the row (:meth:`RunStore.put_encoded_case`), instead of
+    rebuilding the pydantic objects from a pickle and encoding them again on its one core.
+    """
+
+    case_id: str
+    category: str
+    status: str
+    passed: int | None
+    error_type: str | None
+    grade: str | None
+    trajectory: bytes
+
+
+def encode_case(trajectory: CaseTrajectory, grade: Grade | None) -> EncodedCase:
+    """The row :meth:`RunStore.put_case` writes for ``trajectory`` (``grade=None``: an error row)."""
+    return EncodedCase(
+        case_id=trajectory.case_id,
+        category=trajectory.category,
+        status="error" if grade is None else "done",
+        passed=None if grade is None else int(grade.passed),
+        error_type=None if grade is None else grade.error_type,
+        grade=None if grade is None else grade.model_dump_json(),
+        trajectory=zlib.compress(trajectory.model_dump_json().encode("utf-8"), 6),
+    )
+
+
 def _json_list(text: str | None) -> list[dict[str, Any]]:
     """A meta row holding a JSON list of objects; anything else (absent, damaged) reads as empty."""
     if text is None:
@@ -399,6 +430,30 @@ class RunStore:
             if self._session is not None:  # in the case's own transaction: a kill leaves them consistent
                 self._session.cases += 1
                 self._session.errors += int(grade is None)
+                self._update_session()
+
+    def put_encoded_case(self, case: EncodedCase) -> None:
+        """Commit one case encoded by :func:`encode_case` (elsewhere): the same row, the same
+        one transaction with the session update, as :meth:`put_case`."""
+        with self._lock, self._conn:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO cases(case_id, category, status, "
+                "passed, error_type, grade, trajectory, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    case.case_id,
+                    case.category,
+                    case.status,
+                    case.passed,
+                    case.error_type,
+                    case.grade,
+                    case.trajectory,
+                    sqlite.unix_time(),
+                ),
+            )
+            if self._session is not None:
+                self._session.cases += 1
+                self._session.errors += int(case.status == "error")
                 self._update_session()
 
     # -- reading -----------------------------------------------------------------

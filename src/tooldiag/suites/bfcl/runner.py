@@ -15,12 +15,14 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from tooldiag.errors import ModelCallError, UserError
 from tooldiag.models.base import ModelBackend, ModelOptions
 from tooldiag.models.registry import resolve_model
 from tooldiag.models.retry import public_url
 from tooldiag.runner import ERROR_LABEL, NullProgress, ProgressSink, run_pool
+from tooldiag.runner.shard import plan_workers
 from tooldiag.store import RunStore
 from tooldiag.store.usage import UsageSummary, usage_summary
 from tooldiag.suites.bfcl import CATEGORIES
@@ -49,6 +51,8 @@ class RunSummary:
     wall_s: float = 0.0
     #: What the whole run cost so far (every session), from the store.
     usage: UsageSummary | None = None
+    #: Processes the cases ran in (``--workers`` as planned; 1: this process).
+    workers: int = 1
 
     def categories(self) -> list[str]:
         """The categories of the run, in BFCL's order (the summary table's rows)."""
@@ -90,8 +94,15 @@ def advance_case(progress: ProgressSink, trajectory: CaseTrajectory, grade: Grad
     progress.advance(*case_outcome(trajectory, grade))
 
 
+class CaseSink(Protocol):
+    """Where :func:`run_cases` commits finished cases: a :class:`RunStore`, or in a ``--workers``
+    worker the pipe to the parent (:mod:`tooldiag.suites.bfcl.sharded`)."""
+
+    def put_case(self, trajectory: CaseTrajectory, grade: Grade | None) -> None: ...
+
+
 async def run_cases(
-    store: RunStore,
+    store: CaseSink,
     cases: list[BfclCase],
     model: ModelBackend,
     generation: GenerationConfig,
@@ -181,8 +192,13 @@ async def execute_run(
     prepared: PreparedRun,
     probe_factory: Callable[[], Probe] | None = None,
     progress: ProgressSink | None = None,
+    workers: int | None = 1,
 ) -> RunSummary:
-    """Run the prepared cases that are not finished yet; closes the store."""
+    """Run the prepared cases that are not finished yet; closes the store.
+
+    ``workers`` (``None``: one per core, :func:`tooldiag.runner.shard.plan_workers`) above 1 runs
+    them in that many processes, the parent the only writer (:mod:`tooldiag.suites.bfcl.sharded`).
+    """
     progress = progress or NullProgress()
     started = time.perf_counter()
     store, cases = prepared.store, prepared.cases
@@ -190,16 +206,23 @@ async def execute_run(
         finished = store.finished_ids()
         todo = [c for c in cases if c.id not in finished]
         progress.start(len(cases), len(cases) - len(todo), store.status_counts())
+        processes = plan_workers(workers, len(todo), prepared.options.concurrency)
         try:
-            errors, rejected = await run_cases(
-                store,
-                todo,
-                prepared.model,
-                prepared.config.generation,
-                prepared.options.concurrency,
-                probe_factory,
-                progress,
-            )
+            if processes > 1:
+                from tooldiag.suites.bfcl.sharded import ShardPayload, run_cases_sharded
+
+                payload = ShardPayload(prepared.config, prepared.options)
+                errors, rejected = run_cases_sharded(store, todo, payload, processes, progress)
+            else:
+                errors, rejected = await run_cases(
+                    store,
+                    todo,
+                    prepared.model,
+                    prepared.config.generation,
+                    prepared.options.concurrency,
+                    probe_factory,
+                    progress,
+                )
         finally:
             progress.finish()
             await prepared.model.aclose()
@@ -213,6 +236,7 @@ async def execute_run(
             inference_errors=rejected,
             wall_s=time.perf_counter() - started,
             usage=usage_now(store),
+            workers=processes,
         )
     finally:
         store.close()
@@ -239,12 +263,14 @@ def run_bfcl(
     options: ModelOptions | None = None,
     probe: str | None = None,
     progress: ProgressSink | None = None,
+    workers: int | None = 1,
 ) -> RunSummary:
     """Python API (and ``tooldiag run bfcl``): run ``model`` (``provider/name``) on BFCL
     multi-turn into ``run_dir``, or resume it.
 
     Bad input (a model string without provider, an unknown category or probe, a run
-    directory holding another run) is refused before anything is written.
+    directory holding another run) is refused before anything is written. ``workers`` above 1
+    (``None``: one per core) shards the cases over that many processes (``--workers``).
     Example: ``run_bfcl("ref/oracle", "runs/oracle", categories=["base"], limit=5)``.
     """
     from tooldiag.models.registry import split_model_string
@@ -267,5 +293,6 @@ def run_bfcl(
         from tooldiag.suites.bfcl.probes import probe_factory as make_probe_factory
 
         probe_factory = make_probe_factory(probe)
+    plan_workers(workers, 1, 1)  # a bad --workers is refused before anything is written
     prepared = prepare_run(config, run_dir, options)
-    return asyncio.run(execute_run(prepared, probe_factory, progress))
+    return asyncio.run(execute_run(prepared, probe_factory, progress, workers))

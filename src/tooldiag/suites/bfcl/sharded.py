@@ -1,0 +1,92 @@
+"""``tooldiag run bfcl --workers N``: the cases of one run over N processes, one writer.
+
+Each worker rebuilds what it needs from picklable inputs (:class:`ShardPayload`: the run's
+config and model options, never a live backend), loads its cases by id, and runs them through
+the very same :func:`~tooldiag.suites.bfcl.runner.run_cases` as a single-process run (rollout,
+probe, grading, error rows), except that its "store" forwards each finished case to the parent
+(:mod:`tooldiag.runner.shard`). The parent commits and reports progress exactly as
+:func:`run_cases` does in one process, so the store and its resume semantics do not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from tooldiag.models.base import ModelOptions
+from tooldiag.models.registry import resolve_model
+from tooldiag.runner import ERROR_LABEL, ProgressSink
+from tooldiag.runner.shard import run_sharded
+from tooldiag.store import RunStore
+from tooldiag.store.rundb import EncodedCase, encode_case
+from tooldiag.suites.bfcl.data import BfclCase
+from tooldiag.trajectory import CaseTrajectory, Grade, RunConfig
+
+
+@dataclass(frozen=True)
+class ShardPayload:
+    """What every worker needs to rebuild the run: plain, picklable configuration."""
+
+    config: RunConfig
+    options: ModelOptions
+
+
+class ForwardingStore:
+    """The store of a worker: each case :func:`run_cases` commits goes to the parent instead,
+    encoded here (:func:`~tooldiag.store.rundb.encode_case`) so the one writer only inserts it."""
+
+    def __init__(self, emit: Callable[[Any], None]) -> None:
+        self.emit = emit
+
+    def put_case(self, trajectory: CaseTrajectory, grade: Grade | None) -> None:
+        self.emit(encode_case(trajectory, grade))
+
+
+async def run_shard(payload: ShardPayload, case_ids: list[str], concurrency: int, emit: Callable[[Any], None]) -> Any:
+    """A worker's entry point: run ``case_ids`` at ``concurrency``; returns ``(errors, rejected)``."""
+    from tooldiag.suites.bfcl.data import load_cases
+    from tooldiag.suites.bfcl.runner import run_cases
+
+    by_id = {case.id: case for case in load_cases(payload.config.categories, ids=case_ids)}  # builds only these
+    cases = [by_id[case_id] for case_id in case_ids]
+    probe_factory = None
+    if payload.config.probe:
+        from tooldiag.suites.bfcl.probes import probe_factory as make_probe_factory
+
+        probe_factory = make_probe_factory(payload.config.probe)
+    model = resolve_model(payload.config.model, replace(payload.options, concurrency=concurrency))
+    try:
+        return await run_cases(
+            ForwardingStore(emit), cases, model, payload.config.generation, concurrency, probe_factory
+        )
+    finally:
+        await model.aclose()
+
+
+def run_cases_sharded(
+    store: RunStore,
+    cases: list[BfclCase],
+    payload: ShardPayload,
+    workers: int,
+    progress: ProgressSink | None = None,
+) -> tuple[list[str], list[str]]:
+    """:func:`run_cases` over ``workers`` processes (``payload.options.concurrency`` in all);
+    the same return value: messages of error rows and of rejected (``inference_error``) cases."""
+
+    def commit(case: EncodedCase) -> None:
+        store.put_encoded_case(case)
+        if progress is None:
+            return
+        if case.passed is None:  # an error row, as runner.case_outcome reports it
+            progress.advance(ERROR_LABEL, None)
+        else:
+            progress.advance(case.category, bool(case.passed))
+
+    values = run_sharded([case.id for case in cases], run_shard, payload, workers, payload.options.concurrency, commit)
+    errors: list[str] = []
+    rejected: list[str] = []
+    for worker_errors, worker_rejected in values:
+        errors.extend(worker_errors)
+        rejected.extend(worker_rejected)
+    return errors, rejected
