@@ -38,7 +38,7 @@ def test_200_cases_through_faults_killed_and_resumed(tmp_path):
             sys.executable, "-m", "tooldiag", "run", "bfcl", "--model", "openai/replay",
             "--base-url", f"{server.root_url}/base/v1", "--categories", "base", "--run-dir", str(run_dir),
             "--timeout", "0.5", "--max-retries", "10", "--concurrency", "8", "--no-cache", "-q",
-            "--workers", "1",  # the one-process path (issue 4); --workers 2 under these faults: see issue 16's report
+            "--workers", "2",  # the worker processes too: every case graded once after faults, a kill and a resume
         ]  # fmt: skip
         proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.time() + 120
