@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import socket
+import sys
 from typing import Any
 
 CALLS_PER_MESSAGE = 3
@@ -55,10 +57,7 @@ def build_table(limit: int | None = None, categories: list[str] | None = None) -
             if turn_index in case.missed_function:
                 messages = [{"role": "user", "content": GIVE_BACK_MESSAGE}]
             users.extend(m["content"] for m in messages if m.get("role") == "user")
-            calls = [
-                ground_truth_call(text, case.involved_classes, "")
-                for text in case.ground_truth[turn_index]
-            ]
+            calls = [ground_truth_call(text, case.involved_classes, "") for text in case.ground_truth[turn_index]]
             steps = [
                 [(c.name, json.dumps(c.arguments)) for c in calls[i : i + CALLS_PER_MESSAGE]]
                 for i in range(0, len(calls), CALLS_PER_MESSAGE)
@@ -180,6 +179,8 @@ class ReplayServer:
             return 400, json.dumps({"error": {"message": f"bad request: {exc}"}}).encode()
         if reply is None:
             self.unknown += 1
+            key, step = locate(body, category)
+            print(f"unknown: {category} step {step} users {[u[:60] for u in key[1]]}", file=sys.stderr, flush=True)
             return 400, json.dumps({"error": {"message": "conversation not in the replay table"}}).encode()
         if self.latency_s > 0:
             await asyncio.sleep(self.latency_s)
@@ -188,13 +189,15 @@ class ReplayServer:
 
 def judge_verdict_server(latency_s: float, port: int) -> None:
     """``tooldiag.testing.fake_openai`` answering every request with a judge verdict."""
-    import contextlib
-
     from tooldiag.metrics.structural import RELEASED_KEYS
     from tooldiag.testing.fake_openai import FakeOpenAIServer, Reply
 
-    verdict = json.dumps({key: {"accuracy": 1.0, "justification": "ok"} for key in RELEASED_KEYS.values()})
-    server = FakeOpenAIServer(responder=lambda request: Reply.say(verdict), latency_s=latency_s, port=port, record=False)
+    # The JSON object answers the metric conditions, the trailing grade the Prometheus ones.
+    scores = {key: {"accuracy": 1.0, "justification": "ok"} for key in RELEASED_KEYS.values()}
+    verdict = json.dumps(scores) + "\n[RESULT] 5"
+    server = FakeOpenAIServer(
+        responder=lambda request: Reply.say(verdict), latency_s=latency_s, port=port, record=False
+    )
     print(f"listening on {server.root_url}", flush=True)
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
@@ -217,10 +220,8 @@ def main(argv: list[str] | None = None) -> None:
         judge_verdict_server(args.latency_ms / 1000.0, args.port)
         return
     table = build_table(args.limit)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve_forever(table, args.latency_ms / 1000.0, args.port))
-    except KeyboardInterrupt:
-        pass
 
 
 if __name__ == "__main__":
