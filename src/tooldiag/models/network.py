@@ -42,9 +42,9 @@ import asyncio
 import time
 from typing import Generic, TypeVar
 
+from tooldiag.errors import UserError
 from tooldiag.models.base import ModelBackend, ModelOptions, ModelRequest
 from tooldiag.models.endpoints import check_concurrency, endpoint_semaphore
-from tooldiag.errors import UserError
 from tooldiag.models.retry import AttemptFailure, call_with_retries, policy_from_options
 from tooldiag.trajectory import Emission, repair_emission
 
@@ -111,9 +111,7 @@ class NetworkBackend(ModelBackend, Generic[Prepared, Reply]):
                 async with asyncio.timeout(deadline):
                     reply = await self.send(prepared, request)
             except TimeoutError:
-                raise AttemptFailure(
-                    "timeout", f"no answer within {deadline:g} s (whole-request deadline)"
-                ) from None
+                raise AttemptFailure("timeout", f"no answer within {deadline:g} s (whole-request deadline)") from None
             latency = time.perf_counter() - started
         try:
             emission = repair_emission(self.parse_reply(reply))

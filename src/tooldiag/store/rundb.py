@@ -15,6 +15,10 @@ Layout of ``<run_dir>/run.sqlite``:
   ``status`` is ``done`` or ``error``; ``grade`` is JSON; ``trajectory`` is
   zlib-compressed JSON of :class:`~tooldiag.trajectory.CaseTrajectory`.
 
+Text no UTF-8 can hold (a lone surrogate such as ``"\ud800"``, which JSON allows) never
+aborts a write: :meth:`RunStore.put_case` stores it as U+FFFD and counts the replacements in
+the case's ``notes["text_repaired"]``.
+
 Who wrote it: a process that writes (``run``, its resume, ``import``) passes its
 ``writer`` versions to :meth:`RunStore.create_or_resume` (``{"tooldiag": "0.1.0",
 "python": "3.11.9", ...}`` plus the suite's own package: the store knows
@@ -48,7 +52,14 @@ from typing import Any
 
 from tooldiag import sqlite
 from tooldiag.errors import StoreError
-from tooldiag.trajectory import SCHEMA_VERSION, CaseTrajectory, Grade, RunConfig
+from tooldiag.trajectory import (
+    SCHEMA_VERSION,
+    CaseTrajectory,
+    Grade,
+    RunConfig,
+    dump_json_repaired,
+    repair_text,
+)
 
 DB_NAME = "run.sqlite"
 FORMAT = "tooldiag-run"
@@ -64,6 +75,9 @@ SESSIONS_KEY = "sessions"
 UNKNOWN_WRITER: dict[str, Any] = {"unknown": True}
 #: A writer's versions: ``{"tooldiag": "0.1.0", "python": "3.11.9", ...}`` (``None``: not installed).
 WriterVersions = Mapping[str, str | None]
+#: The case note that counts lone surrogates replaced by U+FFFD when the case was stored
+#: (text no UTF-8 can hold; issue 20, defect 2). Absent on a clean case.
+TEXT_REPAIRED_NOTE = "text_repaired"
 
 _SCHEMA = f"""
 {sqlite.META_TABLE};
@@ -338,19 +352,25 @@ class RunStore:
     def put_case(self, trajectory: CaseTrajectory, grade: Grade | None) -> None:
         """Commit one case atomically; ``grade=None`` stores an infrastructure error row."""
         status = "error" if grade is None else "done"
-        blob = zlib.compress(trajectory.model_dump_json().encode("utf-8"), 6)
+        text, repaired = dump_json_repaired(trajectory)
+        if repaired:  # text no UTF-8 can hold (a lone surrogate): stored as U+FFFD, and the case says so
+            fixed = trajectory.model_validate_json(text)
+            fixed.notes[TEXT_REPAIRED_NOTE] = repaired
+            text = fixed.model_dump_json()
+        grade_json = None if grade is None else dump_json_repaired(grade)[0]
+        blob = zlib.compress(text.encode("utf-8"), 6)
         with self._lock, self._conn:
             self._conn.execute(
                 "INSERT OR REPLACE INTO cases(case_id, category, status, "
                 "passed, error_type, grade, trajectory, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    trajectory.case_id,
-                    trajectory.category,
+                    repair_text(trajectory.case_id)[0],
+                    repair_text(trajectory.category)[0],
                     status,
                     None if grade is None else int(grade.passed),
-                    None if grade is None else grade.error_type,
-                    None if grade is None else grade.model_dump_json(),
+                    None if grade is None or grade.error_type is None else repair_text(grade.error_type)[0],
+                    grade_json,
                     blob,
                     sqlite.unix_time(),
                 ),
