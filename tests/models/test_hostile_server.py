@@ -152,7 +152,7 @@ def predicted(tmp_path_factory) -> Path:
     return run
 
 
-@pytest.mark.parametrize("fault", TRANSPORT_FAULTS + ("surrogate",))
+@pytest.mark.parametrize("fault", (*TRANSPORT_FAULTS, "surrogate"))
 def test_judgebench_judge_survives_every_fault(fault, predicted, tmp_path, capsys):
     import shutil
 
@@ -176,7 +176,6 @@ def test_judgebench_judge_survives_every_fault(fault, predicted, tmp_path, capsy
 
 
 def test_repaired_text_in_a_store_is_noted_on_the_case(tmp_path):
-    from tooldiag.store.rundb import TEXT_REPAIRED_NOTE
     from tooldiag.trajectory import CaseTrajectory, Grade, RunConfig
 
     store = RunStore.create_or_resume(tmp_path / "run", RunConfig(suite="bfcl", model="m"))
@@ -184,7 +183,7 @@ def test_repaired_text_in_a_store_is_noted_on_the_case(tmp_path):
     (record,) = list(store.iter_cases())
     store.close()
     assert record.trajectory.inference_error == "x\ufffdy\ufffd"
-    assert record.trajectory.notes[TEXT_REPAIRED_NOTE] == 2
+    assert record.trajectory.notes["text_repaired"] == 2
 
 
 def test_stdout_escapes_text_utf8_cannot_hold(tmp_path):
@@ -198,3 +197,19 @@ def test_stdout_escapes_text_utf8_cannot_hold(tmp_path):
                           errors="replace", env={**os.environ, "PYTHONIOENCODING": "utf-8"}, timeout=60)  # fmt: skip
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode == 0 and "odd: \\ud800" in proc.stdout
+
+
+def test_import_bfcl_of_a_lone_surrogate_finishes_with_the_case_graded(tmp_path, capsys):
+    """Defect 2 for ``import bfcl``: a result file whose text holds ``\\ud800`` is imported, repaired."""
+    source = Path(__file__).resolve().parents[1] / "data" / "bfcl_results" / "json_list"
+    first = (source / "BFCL_v4_multi_turn_base_result.json").read_text(encoding="utf-8").splitlines()[0]
+    assert '"Done. Everything' in first
+    (tmp_path / "results").mkdir()
+    hostile = first.replace('"Done. Everything', '"Done\\ud800. Everything')
+    (tmp_path / "results" / "BFCL_v4_multi_turn_base_result.json").write_text(hostile + "\n", encoding="utf-8")
+    status = cli("import", "bfcl", tmp_path / "results", "--model-name", "hostile", "--run-dir", tmp_path / "run", "-q")
+    err = capsys.readouterr().err
+    assert status == 0 and "Traceback" not in err, err
+    (record,) = stored(tmp_path / "run")
+    assert record.status == "done"
+    assert record.trajectory.notes.get("text_repaired", 0) > 0
