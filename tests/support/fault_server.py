@@ -15,7 +15,7 @@ real servers, proxies and load balancers break it (issue 20):
 ``oversized``        a valid chat completion padded to :attr:`FaultServer.oversized_bytes`
 ``nonstring_text``   content parts whose ``text`` is a number (``[{"type": "text", "text": 5}]``)
 ``bad_args``         a tool call whose arguments are not JSON
-``huge_args``        a tool call whose arguments are a 1 MB JSON object
+``huge_args``        a tool call whose arguments are a 256 KB JSON object
 ``surrogate``        a lone surrogate escape (``\\ud800``) in the text and in every tool call's
                      arguments
 ===================  ==========================================================================
@@ -124,7 +124,7 @@ class FaultServer:
         if fault == "bad_args":
             raw = raw[:-1] + ', "unterminated'
         elif fault == "huge_args":
-            raw = json.dumps({**arguments, "padding": "y" * 1_000_000})
+            raw = json.dumps({**arguments, "padding": "y" * 256_000})
         elif fault == "surrogate":
             # json.dumps escapes the surrogate: the outer body carries "\\ud800" (a lone escape, once parsed)
             raw = json.dumps({parameter or "p": "x\ud800"})
