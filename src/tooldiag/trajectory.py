@@ -11,6 +11,7 @@ diagnostic has to classify it.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -104,6 +105,9 @@ class Emission(_Model):
     #: Text the harness (not the model) put in the model's place, e.g. a probe's
     #: abstention placeholder. Never counted as a model emission.
     injected: bool = False
+    #: Lone surrogates (text no UTF-8 can hold) replaced by U+FFFD in this emission when it
+    #: arrived (:func:`repair_emission`); 0 for a clean reply.
+    text_repairs: int = 0
 
     def to_message(self) -> Message:
         return Message(role="assistant", content=self.text, tool_calls=list(self.tool_calls))
@@ -235,3 +239,68 @@ class RunConfig(_Model):
             data.pop(key, None)
         data["generation"].pop("timeout_s", None)
         return data
+
+
+# -- surrogate-safe text ----------------------------------------------------------
+#
+# JSON allows a lone surrogate escape (``"\ud800"``) that no UTF-8 text can hold: Python's
+# ``json.loads`` turns it into a str that every later encoder (SQLite, pydantic's JSON,
+# stdout) refuses. Model replies and imported files are where such text enters; the
+# providers repair it once on the way in (``repair_emission``) and the stores once on the
+# way out (``dump_json_repaired``), so no write and no print ever meets one (issue 20, defect 2).
+
+#: Stands in for each lone surrogate: U+FFFD, what a UTF-8 decoder writes for bytes it cannot read.
+REPLACEMENT_CHAR = "\ufffd"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def repair_text(text: str) -> tuple[str, int]:
+    """``text`` with each surrogate code point replaced by U+FFFD, and how many were replaced."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text, 0
+    return _SURROGATE.subn(REPLACEMENT_CHAR, text)
+
+
+def repair_value(value: Any) -> tuple[Any, int]:
+    """A JSON-like ``value`` (str, list, dict keys and values) repaired as :func:`repair_text`;
+    returned unchanged (the same object) when nothing needed repair."""
+    if isinstance(value, str):
+        return repair_text(value)
+    if isinstance(value, list | tuple):
+        items = [repair_value(item) for item in value]
+        total = sum(count for _, count in items)
+        return (type(value)(item for item, _ in items) if total else value), total
+    if isinstance(value, dict):
+        pairs = [(repair_value(k), repair_value(v)) for k, v in value.items()]
+        total = sum(kc + vc for (_, kc), (_, vc) in pairs)
+        return ({k: v for (k, _), (v, _) in pairs} if total else value), total
+    return value, 0
+
+
+def repair_emission(emission: Emission) -> Emission:
+    """``emission`` with every surrogate in its text, reasoning, tool calls and raw body
+    replaced (:func:`repair_text`), the count added to ``text_repairs``; the same object
+    when there was nothing to repair (the common case costs one pass of pydantic's serialiser,
+    which refuses exactly the text that needs repair)."""
+    try:
+        emission.model_dump_json()
+        return emission
+    except ValueError:  # PydanticSerializationError: a surrogate somewhere
+        pass
+    repaired, count = repair_value(emission.model_dump(mode="python"))
+    if not count:
+        return emission
+    repaired["text_repairs"] = emission.text_repairs + count
+    return Emission.model_validate(repaired)
+
+
+def dump_json_repaired(model: BaseModel) -> tuple[str, int]:
+    """``model`` as JSON text that UTF-8 can hold, and how many surrogates were replaced.
+
+    The fast path is pydantic's own serialiser; only a model holding a surrogate (which
+    that serialiser refuses) takes the slow path through :func:`repair_value`."""
+    try:
+        return model.model_dump_json(), 0
+    except ValueError:  # PydanticSerializationError: a surrogate somewhere
+        repaired, count = repair_value(model.model_dump(mode="json"))
+        return json.dumps(repaired, ensure_ascii=False, separators=(",", ":")), count

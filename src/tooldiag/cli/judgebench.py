@@ -13,7 +13,17 @@ from typing import Annotated
 
 import typer
 
-from tooldiag.cli.options import ApiKeyEnv, BaseUrl, Concurrency, MaxRetries, MaxTokens, NoCache, Timeout
+from tooldiag.cli.options import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    ApiKeyEnv,
+    BaseUrl,
+    Concurrency,
+    MaxResponseBytes,
+    MaxRetries,
+    MaxTokens,
+    NoCache,
+    Timeout,
+)
 
 app = typer.Typer(
     help="Judge reliability on AgentJudgeBench-style records (paper 000): predict, judge, analyze.",
@@ -74,11 +84,16 @@ def _temperature(value: str) -> float | None:
         ) from None
 
 
-def _options(base_url, api_key_env, concurrency, no_cache, max_retries):
+def _options(base_url, api_key_env, concurrency, no_cache, max_retries, max_response_bytes=DEFAULT_MAX_RESPONSE_BYTES):
     from tooldiag.models.base import ModelOptions
 
     return ModelOptions(
-        base_url=base_url, api_key_env=api_key_env, concurrency=concurrency, cache=not no_cache, max_retries=max_retries
+        base_url=base_url,
+        api_key_env=api_key_env,
+        concurrency=concurrency,
+        cache=not no_cache,
+        max_retries=max_retries,
+        max_response_bytes=max_response_bytes,
     )
 
 
@@ -204,6 +219,7 @@ def judge_command(
             "and argument keys reordered (same programmatic scores); analyze reports the verdict change rate.",
         ),
     ] = None,
+    max_response_bytes: MaxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES,
 ) -> None:
     """Have each judge score every stored plan under each condition.
 
@@ -240,7 +256,7 @@ def judge_command(
         ),
         retries=retries,
         seed=seed,
-        options=_options(base_url, api_key_env, concurrency, no_cache, max_retries),
+        options=_options(base_url, api_key_env, concurrency, no_cache, max_retries, max_response_bytes),
         prompt_dir=prompts,
         progress=lambda label: run_progress(label, enabled=not quiet),
         on_done=done,

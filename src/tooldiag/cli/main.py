@@ -7,6 +7,7 @@ exit status 2 (never a traceback).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 
@@ -54,12 +55,23 @@ def _load_commands() -> None:
 _load_commands()
 
 
+def _surrogate_safe_streams() -> None:
+    """Make stdout and stderr write text UTF-8 cannot hold (a lone surrogate from a model or a
+    file) as a ``\\udXXX`` escape instead of raising ``UnicodeEncodeError`` mid-output (issue 20)."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):  # a closed or detached stream: nothing to protect
+                reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; user errors print one line and exit with status 2.
 
     Usage errors (unknown option, value out of range) are the CLI framework's own,
     printed as a short usage message with exit status 2 (standalone mode).
     """
+    _surrogate_safe_streams()
     try:
         app(args=argv, standalone_mode=True)
     except SystemExit as exc:

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from tooldiag.errors import UserError
-from tooldiag.models.base import ModelOptions
+from tooldiag.models.base import DEFAULT_MAX_RESPONSE_BYTES, ModelOptions
 from tooldiag.trajectory import GenerationConfig
 
 BaseUrl = Annotated[
@@ -81,6 +81,16 @@ MaxRetries = Annotated[
     ),
 ]
 
+MaxResponseBytes = Annotated[
+    int,
+    typer.Option(
+        "--max-response-bytes",
+        min=1,
+        help="Largest reply body read per request (default 8 MiB); a longer one fails the request, unretried.",
+        rich_help_panel="Model",
+    ),
+]
+
 
 def parse_extra_body(text: str | None) -> dict:
     if not text:
@@ -97,7 +107,12 @@ def parse_extra_body(text: str | None) -> dict:
 
 
 def build_model_options(
-    base_url: str | None, api_key_env: str | None, concurrency: int, no_cache: bool, max_retries: int
+    base_url: str | None,
+    api_key_env: str | None,
+    concurrency: int,
+    no_cache: bool,
+    max_retries: int,
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
 ) -> ModelOptions:
     return ModelOptions(
         base_url=base_url,
@@ -105,6 +120,7 @@ def build_model_options(
         concurrency=concurrency,
         cache=not no_cache,
         max_retries=max_retries,
+        max_response_bytes=max_response_bytes,
     )
 
 

@@ -111,6 +111,7 @@ def run_bfcl_command(
             ),
         ),
     ] = None,
+    max_response_bytes: opt.MaxResponseBytes = opt.DEFAULT_MAX_RESPONSE_BYTES,
 ) -> None:
     """Run MODEL on BFCL multi-turn (FC mode, BFCL's loop and step cap) and grade every case
     with BFCL's own checker. Finished cases are committed one by one: re-run the same
@@ -124,7 +125,7 @@ def run_bfcl_command(
     from tooldiag.cli.progress import run_progress
 
     generation = opt.build_generation(temperature, top_p, max_tokens, seed, stop, extra_body, timeout)
-    options = opt.build_model_options(base_url, api_key_env, concurrency, no_cache, max_retries)
+    options = opt.build_model_options(base_url, api_key_env, concurrency, no_cache, max_retries, max_response_bytes)
     with run_progress(f"bfcl {model}", enabled=not quiet) as progress:
         summary = run_bfcl(
             model,

@@ -57,6 +57,13 @@ class ModelOptions:
     #: request's ``GenerationConfig.timeout_s`` (the ``llm`` classifier's ``--judge-timeout``).
     timeout: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Largest reply body read from a network provider, in bytes (``--max-response-bytes``); a
+    #: longer one is refused unread past the cap (:data:`DEFAULT_MAX_RESPONSE_BYTES`).
+    max_response_bytes: int = 8 * 1024 * 1024
+
+
+#: The default cap on one reply body: 8 MiB, about 100 times a long BFCL answer.
+DEFAULT_MAX_RESPONSE_BYTES = ModelOptions.max_response_bytes
 
 
 @dataclass(frozen=True)

@@ -18,18 +18,35 @@ implements only the three steps that differ:
 * :meth:`~NetworkBackend.parse_reply`: the answer -> :class:`~tooldiag.trajectory.Emission`
   (an error status or a malformed body becomes an ``AttemptFailure`` too). It runs
   after the slot is released, so parsing never holds back another request.
+
+Three guarantees hold here, once for every provider (issue 20):
+
+* a whole-request deadline: :meth:`~NetworkBackend.send` runs under ``asyncio.timeout``
+  of the request's timeout (``ModelOptions.timeout``, else ``GenerationConfig.timeout_s``),
+  so a server that drips one byte at a time cannot hold a request past it; the attempt
+  fails as a retryable ``timeout``;
+* every parsing failure is classified: whatever exception :meth:`~NetworkBackend.parse_reply`
+  raises (a ``TypeError`` from a content part whose text is a number, a ``RecursionError``
+  from absurd nesting...) becomes a retryable ``malformed`` :class:`AttemptFailure`, never
+  an exception the retry loop and the runners do not know;
+* surrogate-safe text: the parsed emission passes through
+  :func:`~tooldiag.trajectory.repair_emission`, so a lone ``\ud800`` escape in a reply
+  becomes U+FFFD (counted in ``Emission.text_repairs``) before any cache, store or
+  terminal sees it.
 """
 
 from __future__ import annotations
 
 import abc
+import asyncio
 import time
 from typing import Generic, TypeVar
 
+from tooldiag.errors import UserError
 from tooldiag.models.base import ModelBackend, ModelOptions, ModelRequest
 from tooldiag.models.endpoints import check_concurrency, endpoint_semaphore
-from tooldiag.models.retry import call_with_retries, policy_from_options
-from tooldiag.trajectory import Emission
+from tooldiag.models.retry import AttemptFailure, call_with_retries, policy_from_options
+from tooldiag.trajectory import Emission, repair_emission
 
 Prepared = TypeVar("Prepared")
 Reply = TypeVar("Reply")
@@ -60,6 +77,18 @@ class NetworkBackend(ModelBackend, Generic[Prepared, Reply]):
         self.concurrency = check_concurrency(options.concurrency)
         self.policy = policy_from_options(options.max_retries, options.extra)
         self.secrets = secrets
+        #: ``ModelOptions.timeout`` overrides each request's ``timeout_s`` when set.
+        self.timeout_s = options.timeout
+        if options.max_response_bytes < 1:
+            raise UserError(
+                f"--max-response-bytes must be 1 or more, got {options.max_response_bytes}",
+                hint="e.g. --max-response-bytes 8388608 (8 MiB, the default)",
+            )
+        self.max_response_bytes = options.max_response_bytes
+
+    def deadline_s(self, request: ModelRequest) -> float:
+        """Seconds one attempt may take from sending to the last byte of the reply."""
+        return self.timeout_s if self.timeout_s is not None else request.config.timeout_s
 
     async def complete(self, request: ModelRequest) -> Emission:
         prepared = self.build_request(request)
@@ -75,11 +104,21 @@ class NetworkBackend(ModelBackend, Generic[Prepared, Reply]):
         return emission
 
     async def _attempt(self, prepared: Prepared, request: ModelRequest) -> Emission:
+        deadline = self.deadline_s(request)
         async with endpoint_semaphore(self.provider_name, self.endpoint, self.concurrency):
             started = time.perf_counter()
-            reply = await self.send(prepared, request)
+            try:
+                async with asyncio.timeout(deadline):
+                    reply = await self.send(prepared, request)
+            except TimeoutError:
+                raise AttemptFailure("timeout", f"no answer within {deadline:g} s (whole-request deadline)") from None
             latency = time.perf_counter() - started
-        emission = self.parse_reply(reply)
+        try:
+            emission = repair_emission(self.parse_reply(reply))
+        except AttemptFailure:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a reply no parser foresaw is still a classified failure
+            raise AttemptFailure("malformed", f"malformed response: {type(exc).__name__}: {exc}") from None
         emission.latency_s = latency
         return emission
 

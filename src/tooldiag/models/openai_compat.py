@@ -18,6 +18,7 @@ import functools
 import json
 import os
 import ssl
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -159,7 +160,7 @@ def parse_chat_completion(body: Any) -> Emission:
     )
 
 
-def server_message(response: httpx.Response) -> str:
+def server_message(response: httpx.Response | HTTPReply) -> str:
     """The error text a server put in its body (OpenAI shape, or plain text), shortened."""
     text = response.text
     try:
@@ -182,7 +183,43 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-class OpenAICompatBackend(NetworkBackend[bytes, httpx.Response]):
+@dataclass(frozen=True)
+class HTTPReply:
+    """A reply read whole (status, headers, decoded body), within the size cap."""
+
+    status_code: int
+    headers: httpx.Headers
+    content: bytes
+
+    @property
+    def text(self) -> str:
+        """The body as text; bytes that are not UTF-8 become U+FFFD (never an exception)."""
+        return self.content.decode("utf-8", errors="replace")
+
+
+def too_large(limit: int, seen: str) -> AttemptFailure:
+    return AttemptFailure(
+        "too_large",
+        f"response body {seen} exceeds the cap of {limit} bytes; not retried "
+        f"(raise --max-response-bytes if such answers are expected)",
+    )
+
+
+async def read_capped(response: httpx.Response, limit: int) -> bytes:
+    """The decoded body of a streamed ``response``, refused as soon as it passes ``limit``
+    bytes, so memory stays bounded whatever the server sends (issue 20, defect 13)."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large(limit, f"of {int(declared)} bytes (Content-Length)")
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > limit:
+            raise too_large(limit, f"of more than {limit} bytes")
+    return bytes(body)
+
+
+class OpenAICompatBackend(NetworkBackend[bytes, HTTPReply]):
     """A chat model behind an OpenAI-compatible ``/chat/completions`` endpoint."""
 
     def __init__(self, model: str, options: ModelOptions) -> None:
@@ -202,8 +239,6 @@ class OpenAICompatBackend(NetworkBackend[bytes, httpx.Response]):
             secrets=(self._api_key,),
         )
         self._url = f"{self.base_url}/chat/completions"
-        #: ``ModelOptions.timeout`` overrides each request's ``timeout_s`` when set.
-        self.timeout_s = options.timeout
         self._pools: PerLoop[ClientPool[httpx.AsyncClient]] = PerLoop(lambda: ClientPool(self._new_client))
 
     def _new_client(self) -> httpx.AsyncClient:
@@ -222,12 +257,14 @@ class OpenAICompatBackend(NetworkBackend[bytes, httpx.Response]):
         body = build_request_body(self.model, request.messages, request.tools, request.tool_choice, request.config)
         return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
-    async def send(self, prepared: bytes, request: ModelRequest) -> httpx.Response:
-        timeout_s = self.timeout_s if self.timeout_s is not None else request.config.timeout_s
+    async def send(self, prepared: bytes, request: ModelRequest) -> HTTPReply:
+        timeout_s = self.deadline_s(request)
         pool = self._pools.get()
         client = pool.acquire()
         try:
-            return await client.post(self._url, content=prepared, timeout=timeout_s)
+            async with client.stream("POST", self._url, content=prepared, timeout=timeout_s) as response:
+                content = await read_capped(response, self.max_response_bytes)
+                return HTTPReply(response.status_code, response.headers, content)
         except httpx.TimeoutException as exc:
             unreachable = isinstance(exc, httpx.ConnectTimeout)
             kind: FailureKind = "connection" if unreachable else "timeout"
@@ -236,12 +273,12 @@ class OpenAICompatBackend(NetworkBackend[bytes, httpx.Response]):
             ) from None
         except httpx.ConnectError as exc:
             raise AttemptFailure("connection", f"cannot connect: {exc}", unreachable=True) from None
-        except httpx.TransportError as exc:
+        except (httpx.TransportError, httpx.StreamError) as exc:
             raise AttemptFailure("connection", f"connection failed: {type(exc).__name__}: {exc}") from None
         finally:
             pool.release(client)
 
-    def parse_reply(self, reply: httpx.Response) -> Emission:
+    def parse_reply(self, reply: HTTPReply) -> Emission:
         if reply.status_code >= 400:
             message = server_message(reply)
             if reply.status_code == 404:

@@ -13,7 +13,8 @@ Policy:
 * retried: HTTP 429 (waiting what ``Retry-After`` / ``retry-after-ms`` asks), 408, 409,
   every 5xx, timeouts, connection errors, and malformed response bodies, with
   exponential backoff and jitter, at most ``max_retries`` times;
-* not retried: every other 4xx, which fails at once with the server's own message;
+* not retried: every other 4xx, which fails at once with the server's own message, and a
+  reply body over the size cap (``too_large``: the same request would bring it again);
 * fatal (the runner stops the whole run): 401, 403 and 404, and a server that could
   not be reached at all in any attempt. Everything else is a per-case failure that
   the runner stores as an error row and retries on resume.
@@ -42,12 +43,18 @@ logger = logging.getLogger("tooldiag.models")
 
 T = TypeVar("T")
 
-FailureKind = Literal["rate_limit", "server", "timeout", "connection", "malformed", "client"]
+FailureKind = Literal["rate_limit", "server", "timeout", "connection", "malformed", "client", "too_large"]
 """What went wrong in one attempt.
 
-``rate_limit``: HTTP 429. ``server``: 5xx, 408 or 409. ``timeout``: no answer within the
-request timeout. ``connection``: the connection failed or broke. ``malformed``: an
-answer that is not a chat completion. ``client``: any other 4xx (never retried)."""
+``rate_limit``: HTTP 429. ``server``: 5xx, 408 or 409. ``timeout``: no complete answer within
+the request timeout (a whole-request deadline: a server dripping bytes does not extend it).
+``connection``: the connection failed or broke. ``malformed``: an answer that is not a chat
+completion, whatever made its parsing fail. ``client``: any other 4xx (never retried).
+``too_large``: a reply body over ``ModelOptions.max_response_bytes``; never retried (the
+same request asks for the same answer), so the call fails as ``REJECTED``."""
+
+#: Kinds that no retry can fix.
+NOT_RETRIED: frozenset[str] = frozenset({"client", "too_large"})
 
 #: Statuses retried besides 429 and 5xx (the set the official OpenAI SDK retries).
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
@@ -111,7 +118,7 @@ class AttemptFailure(Exception):
 
     @property
     def retryable(self) -> bool:
-        return self.kind != "client"
+        return self.kind not in NOT_RETRIED
 
 
 def failure_for_status(status: int, server_message: str, retry_after_s: float | None = None) -> AttemptFailure:

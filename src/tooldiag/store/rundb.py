@@ -15,6 +15,10 @@ Layout of ``<run_dir>/run.sqlite``:
   ``status`` is ``done`` or ``error``; ``grade`` is JSON; ``trajectory`` is
   zlib-compressed JSON of :class:`~tooldiag.trajectory.CaseTrajectory`.
 
+Text no UTF-8 can hold (a lone surrogate such as ``"\ud800"``, which JSON allows) never
+aborts a write: :meth:`RunStore.put_case` stores it as U+FFFD and counts the replacements in
+the case's ``notes["text_repaired"]``.
+
 Who wrote it: a process that writes (``run``, its resume, ``import``) passes its
 ``writer`` versions to :meth:`RunStore.create_or_resume` (``{"tooldiag": "0.1.0",
 "python": "3.11.9", ...}`` plus the suite's own package: the store knows
@@ -49,7 +53,14 @@ from typing import Any
 from tooldiag import sqlite
 from tooldiag.errors import StoreError
 from tooldiag.store.lock import RunLock, acquire_run_lock
-from tooldiag.trajectory import SCHEMA_VERSION, CaseTrajectory, Grade, RunConfig
+from tooldiag.trajectory import (
+    SCHEMA_VERSION,
+    CaseTrajectory,
+    Grade,
+    RunConfig,
+    dump_json_repaired,
+    repair_text,
+)
 
 DB_NAME = "run.sqlite"
 FORMAT = "tooldiag-run"
@@ -65,6 +76,9 @@ SESSIONS_KEY = "sessions"
 UNKNOWN_WRITER: dict[str, Any] = {"unknown": True}
 #: A writer's versions: ``{"tooldiag": "0.1.0", "python": "3.11.9", ...}`` (``None``: not installed).
 WriterVersions = Mapping[str, str | None]
+#: The case note that counts lone surrogates replaced by U+FFFD when the case was stored
+#: (text no UTF-8 can hold; issue 20, defect 2). Absent on a clean case.
+TEXT_REPAIRED_NOTE = "text_repaired"
 
 _SCHEMA = f"""
 {sqlite.META_TABLE};
@@ -113,15 +127,24 @@ class EncodedCase:
 
 
 def encode_case(trajectory: CaseTrajectory, grade: Grade | None) -> EncodedCase:
-    """The row :meth:`RunStore.put_case` writes for ``trajectory`` (``grade=None``: an error row)."""
+    """The row :meth:`RunStore.put_case` writes for ``trajectory`` (``grade=None``: an error row).
+
+    Text no UTF-8 can hold (a lone surrogate) is stored as U+FFFD and the case's notes say how
+    much was repaired, so a worker process that encodes a case writes what one process would.
+    """
+    text, repaired = dump_json_repaired(trajectory)
+    if repaired:
+        fixed = trajectory.model_validate_json(text)
+        fixed.notes[TEXT_REPAIRED_NOTE] = repaired
+        text = fixed.model_dump_json()
     return EncodedCase(
-        case_id=trajectory.case_id,
-        category=trajectory.category,
+        case_id=repair_text(trajectory.case_id)[0],
+        category=repair_text(trajectory.category)[0],
         status="error" if grade is None else "done",
         passed=None if grade is None else int(grade.passed),
-        error_type=None if grade is None else grade.error_type,
-        grade=None if grade is None else grade.model_dump_json(),
-        trajectory=zlib.compress(trajectory.model_dump_json().encode("utf-8"), 6),
+        error_type=None if grade is None or grade.error_type is None else repair_text(grade.error_type)[0],
+        grade=None if grade is None else dump_json_repaired(grade)[0],
+        trajectory=zlib.compress(text.encode("utf-8"), 6),
     )
 
 
@@ -409,28 +432,7 @@ class RunStore:
     # -- writing -----------------------------------------------------------------
     def put_case(self, trajectory: CaseTrajectory, grade: Grade | None) -> None:
         """Commit one case atomically; ``grade=None`` stores an infrastructure error row."""
-        status = "error" if grade is None else "done"
-        blob = zlib.compress(trajectory.model_dump_json().encode("utf-8"), 6)
-        with self._lock, self._conn:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO cases(case_id, category, status, "
-                "passed, error_type, grade, trajectory, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    trajectory.case_id,
-                    trajectory.category,
-                    status,
-                    None if grade is None else int(grade.passed),
-                    None if grade is None else grade.error_type,
-                    None if grade is None else grade.model_dump_json(),
-                    blob,
-                    sqlite.unix_time(),
-                ),
-            )
-            if self._session is not None:  # in the case's own transaction: a kill leaves them consistent
-                self._session.cases += 1
-                self._session.errors += int(grade is None)
-                self._update_session()
+        self.put_encoded_case(encode_case(trajectory, grade))
 
     def put_encoded_case(self, case: EncodedCase) -> None:
         """Commit one case encoded by :func:`encode_case` (elsewhere): the same row, the same

@@ -34,6 +34,14 @@ from typing import Any
 from tooldiag import sqlite
 from tooldiag.errors import StoreError
 from tooldiag.suites.judgebench.records import JudgeBenchRecord
+from tooldiag.trajectory import dump_json_repaired, repair_value
+
+
+def _utf8_safe(*row: Any) -> tuple[Any, ...]:
+    """A row whose text UTF-8 can hold: lone surrogates (``"\\ud800"`` in a model's reply) become
+    U+FFFD, so a judge's or generator's odd text is stored instead of aborting the write (issue 20)."""
+    return repair_value(row)[0]
+
 
 STORE_FILE = "judgebench.sqlite"
 STORE_VERSION = 2
@@ -188,7 +196,7 @@ class JudgeBenchStore:
                         hint="use the same --records, or a fresh --run-dir",
                     )
                 continue
-            new.append((record.id, record.dag_type, fp, record.model_dump_json()))
+            new.append(_utf8_safe(record.id, record.dag_type, fp, dump_json_repaired(record)[0]))
         if new:
             with self.db:
                 self.db.execute("BEGIN")
@@ -248,13 +256,13 @@ class JudgeBenchStore:
             raise ValueError(f"unknown prediction status {status!r}")
         self.db.execute(
             "INSERT OR REPLACE INTO predictions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
+            _utf8_safe(
                 generator,
                 record_id,
                 difficulty,
                 status,
-                json.dumps(calls) if calls is not None else None,
-                json.dumps(raw, default=str) if raw is not None else None,
+                json.dumps(repair_value(calls)[0]) if calls is not None else None,
+                json.dumps(repair_value(raw)[0], default=str) if raw is not None else None,
                 error,
                 latency_s,
                 sqlite.iso_time(),
@@ -320,7 +328,7 @@ class JudgeBenchStore:
         v = values or {}
         self.db.execute(
             "INSERT OR REPLACE INTO judgements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
+            _utf8_safe(
                 judge,
                 generator,
                 record_id,
@@ -331,8 +339,8 @@ class JudgeBenchStore:
                 v.get("parameter_structure"),
                 v.get("sequence"),
                 v.get("coverage"),
-                json.dumps(verdict) if verdict is not None else None,
-                json.dumps(raw, default=str) if raw is not None else None,
+                json.dumps(repair_value(verdict)[0]) if verdict is not None else None,
+                json.dumps(repair_value(raw)[0], default=str) if raw is not None else None,
                 attempts,
                 error,
                 prompt,
