@@ -114,9 +114,11 @@ def mcnemar_mdd(n: int, discordance: float, *, alpha: float = 0.05, power: float
     (``psi``: share of discordant cases, ``d``: the difference, ``z_a = z(1 - alpha/2)``,
     ``z_b = z(power)``), solved for ``d`` by bisection. A difference ``d`` needs at least
     ``|d|`` of the cases discordant, so ``psi`` is ``max(observed discordance, d)``: with no
-    discordance observed the answer is about ``(z_a + z_b)^2 / n``, not 0. ``None`` for ``n == 0``.
+    discordance observed the answer is about ``(z_a + z_b)^2 / n``, not 0. ``None`` when no
+    difference can reach ``alpha`` at all: even ``n`` discordant cases all one way give
+    ``p = 2 / 2^n >= alpha`` (n < 6 at alpha = 0.05), and for ``n == 0``.
     """
-    if n <= 0:
+    if n <= 0 or mcnemar_exact(n, 0) >= alpha:
         return None
     if not 0 < alpha < 1 or not 0 < power < 1:
         raise ValueError("alpha and power must be in (0, 1)")

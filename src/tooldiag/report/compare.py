@@ -187,6 +187,8 @@ def _verdict(test: dict[str, Any], a: str, b: str, alpha: float) -> str:
             text += f", {100 * (1 - alpha):g}% CI [{low:.0f}, {high:.0f}]"
         return text
     mdd = test["mdd_pp"]
+    if mdd is None:
+        return f"no detectable difference on {what}: {diff:+.1f} pp, too few cases ({test['n']}) to reach alpha"
     return f"no detectable difference on {what}: {diff:+.1f} pp, p = {_p_text(p)} (MDD {mdd:.0f} pp)"
 
 
