@@ -1,4 +1,4 @@
-"""``tooldiag compare``: seeded stochastic doubles (no false alarms), real reference runs (a real gap), every input kind."""
+"""``tooldiag compare``: seeded stochastic doubles (no false alarms), real reference runs (a real gap), every input."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 
 import tooldiag
+from tests.suites.tau2.v101_fixtures import write_telecom
 from tooldiag.cli.main import main
 from tooldiag.errors import UserError
 from tooldiag.metrics.cases import CaseRow, Verdict
 from tooldiag.report.compare import compare_rows
-from tests.suites.tau2.v101_fixtures import write_telecom
 
 EXAMPLE_LOG = Path(__file__).parents[2] / "examples" / "agent_log.jsonl"
 
