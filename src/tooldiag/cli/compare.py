@@ -72,7 +72,7 @@ def compare_command(
     and metric: A's and B's rates, the difference A-B in points, the exact McNemar p-value
     (Holm-adjusted across every test), a seeded percentile bootstrap CI over cases and the
     minimum detectable difference (MDD) at power 0.8, then one verdict line:
-    "A > B on miss_func GAR: +72.0 pp, p = 1e-60, 95% CI [66, 78]" or "no detectable
+    "A > B on miss_func GAR: +100.0 pp, p = 2.5e-60, 95% CI [100, 100]" or "no detectable
     difference ... (MDD 12 pp)". Cases with several samples (repeats) are clusters: the bootstrap
     resamples cases. The runs must share cases; the overlap used is reported (docs/compare.md).
 
