@@ -68,13 +68,15 @@ def compare_command(
 ) -> None:
     """Per category, the paired difference in Acc and GAR between two runs over the same cases.
 
-    Cases are paired (same category and case id; a tau2 task by its task id). For each category
-    and metric: A's and B's rates, the difference A-B in points, the exact McNemar p-value
-    (Holm-adjusted across every test), a seeded percentile bootstrap CI over cases and the
-    minimum detectable difference (MDD) at power 0.8, then one verdict line:
-    "A > B on miss_func GAR: +100.0 pp, p = 2.5e-60, 95% CI [100, 100]" or "no detectable
-    difference ... (MDD 12 pp)". Cases with several samples (repeats) are clusters: the bootstrap
-    resamples cases. The runs must share cases; the overlap used is reported (docs/compare.md).
+    Cases pair on category and case id (a tau2 task on its task id); the overlap used is reported.
+
+    Per category and metric: both rates, A-B in points, the exact McNemar p (Holm-adjusted across every test),
+    a seeded percentile bootstrap CI over cases, and the minimum detectable difference (MDD, power 0.8).
+
+    A verdict line each: "A > B on miss_func GAR: +100.0 pp, p = 2.5e-60, 95% CI [100, 100]" or
+    "no detectable difference on base Acc: +1.5 pp, p = 0.62 (MDD 12 pp)". Formulas: docs/compare.md.
+
+    Several rows of one case (repeats, tau2 trials) are its samples: the bootstrap resamples whole cases.
 
     Example: tooldiag compare runs/oracle runs/overcall
 
