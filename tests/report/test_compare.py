@@ -79,6 +79,7 @@ def test_errored_and_ungraded_rows_are_left_out_of_their_metric():
     acc, gar = compare_rows(a, b).tests  # type: ignore[arg-type]
     assert acc.n == 0 and acc.verdict.startswith("not compared on x Acc")
     assert gar.n == 1 and gar.a_only == 1
+    assert gar.p_holm == gar.p == 1.0 and acc.p_holm == 1.0  # a test without cases is not in the Holm family
 
 
 # -- real runs -------------------------------------------------------------------------------
@@ -179,3 +180,12 @@ def test_tau2_results_pair_on_tasks_and_warn_on_versions(tmp_path):
 def test_compare_rows_refuses_no_overlap_directly():
     with pytest.raises(UserError, match="share no case"):
         compare_rows([_row("a", "c1", "x", True, True)], [_row("b", "c2", "x", True, True)])
+
+
+def test_tests_without_cases_stay_out_of_the_holm_family():
+    a = [_row("a", f"c{i}", "x", True, True) for i in range(10)] + [_row("a", "d", "y", True, True)]
+    b = [_row("b", f"c{i}", "x", False, False) for i in range(10)]
+    b.append(CaseRow("b", "d", "y", "refuse", (), False, None, None, Verdict.UNGRADED, errored=True))
+    tests = compare_rows(a, b, resamples=0).tests
+    assert [(t.category, t.n) for t in tests] == [("x", 10), ("x", 10), ("y", 0), ("y", 0)]
+    assert tests[0].p == pytest.approx(2 / 2**10) and tests[0].p_holm == pytest.approx(2 * tests[0].p)  # m = 2, not 4

@@ -229,9 +229,13 @@ def compare_rows(
         keys = [key for key in shared if key[0] == category]
         for name in METRIC_CHOICES[metric]:
             raw.append(_test(category, name, keys, grouped_a, grouped_b, alpha=alpha, seed=seed, resamples=resamples))
-    for test, adjusted in zip(raw, holm_adjust([t["p"] for t in raw]), strict=True):
+    family = [test for test in raw if test["n"] > 0]  # a test without cases is no hypothesis: not in Holm's m
+    for test, adjusted in zip(family, holm_adjust([t["p"] for t in family]), strict=True):
         test["p_holm"] = adjusted
-        test["significant"] = test["n"] > 0 and adjusted < alpha
+        test["significant"] = adjusted < alpha
+    for test in raw:
+        test.setdefault("p_holm", 1.0)
+        test.setdefault("significant", False)
     tests = [PairedTest(**test, verdict=_verdict(test, a, b, alpha)) for test in raw]
     return Comparison(a, b, alpha, seed, resamples, len(shared), only_a, only_b, tests, warnings)
 
@@ -309,7 +313,7 @@ def compare_markdown(comparison: Comparison) -> str:
         f"# {c.a} vs {c.b}",
         "",
         f"{c.shared_cases} shared (category, case) pairs ({c.only_a} only in {c.a}, {c.only_b} only in {c.b}); "
-        f"exact McNemar, Holm-adjusted across {len(c.tests)} tests at alpha = {c.alpha:g}; "
+        f"exact McNemar, Holm-adjusted across {sum(1 for t in c.tests if t.n)} tests at alpha = {c.alpha:g}; "
         f"{level} percentile bootstrap CI over cases ({c.resamples} resamples, seed {c.seed}); "
         f"MDD at power {_POWER:g}.",
         "",
