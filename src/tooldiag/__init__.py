@@ -21,6 +21,7 @@ _FRONT_DOOR = (
     "audit_report",
     "case_rows",
     "classifier",
+    "compare_runs",
     "diagnose_log",
     "diagnose_traces",
     "html_report",

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from tooldiag.diagnose.log import InvalidLine
     from tooldiag.metrics.cases import CaseRow
     from tooldiag.models.base import ModelBackend, ModelOptions
+    from tooldiag.report.compare import Comparison
     from tooldiag.report.model import RunReport
     from tooldiag.report.transcript import Transcript
     from tooldiag.runner.progress import ProgressSink
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from tooldiag.suites.bfcl.importer import ImportPlan
     from tooldiag.suites.bfcl.probes.report import ProbeReport
     from tooldiag.suites.bfcl.runner import RunSummary
+    from tooldiag.suites.cases import CaseSource
     from tooldiag.suites.judgebench.construct.gate_report import GateReport
     from tooldiag.suites.judgebench.construct.gates import Executor
     from tooldiag.suites.judgebench.construct.generate import GenerationResult
@@ -981,3 +983,63 @@ def judgebench_import(
         return import_released(
             store, files, loaded, judge=judge, generator=generator, difficulty=difficulty, conditions=conditions
         )
+
+
+# -- paired comparison of two runs -----------------------------------------------------------
+def compare_runs(
+    run_a: str | Path,
+    run_b: str | Path,
+    classifier: Classifier | str | None = None,
+    *,
+    classifier_b: Classifier | str | None = None,
+    metric: str = "both",
+    alpha: float = 0.05,
+    seed: int = 0,
+    resamples: int = 10_000,
+) -> Comparison:
+    """``tooldiag compare``: per category, is A's Acc / GAR really different from B's? (docs/compare.md)
+
+    ``run_a`` / ``run_b``: any input ``case_rows`` reads (BFCL run directories, imported runs,
+    agent logs, tau2 results files), over the same cases. ``classifier`` reads both unless
+    ``classifier_b`` reads B (a warning says the schemes differ). The comparison carries
+    warnings for a partial overlap and for inputs whose facts differ (tau2 version, oracle
+    agent); no shared case at all is a :class:`~tooldiag.errors.UserError`.
+    """
+    from tooldiag.report.compare import compare_rows
+    from tooldiag.suites.cases import source_of
+
+    paths = [Path(run_a), Path(run_b)]
+    sources = [source_of(path) for path in paths]  # both inputs checked before either is read
+    classifiers = [_classifier_of(classifier), _classifier_of(classifier if classifier_b is None else classifier_b)]
+    rows = [source.rows(path, chosen) for source, path, chosen in zip(sources, paths, classifiers, strict=True)]
+    names = [side[0].run if side else path.name for side, path in zip(rows, paths, strict=True)]
+    if names[0] == names[1]:
+        by_path = [f"{name} ({path.name})" for name, path in zip(names, paths, strict=True)]
+        names = by_path if by_path[0] != by_path[1] else [f"A ({names[0]})", f"B ({names[1]})"]
+    comparison = compare_rows(
+        rows[0], rows[1], a=names[0], b=names[1], metric=metric, alpha=alpha, seed=seed, resamples=resamples
+    )
+    comparison.warnings[:0] = _comparison_warnings(paths, sources, classifiers, names)
+    return comparison
+
+
+def _comparison_warnings(
+    paths: Sequence[Path], sources: Sequence[CaseSource], classifiers: Sequence[Classifier], names: Sequence[str]
+) -> list[str]:
+    """Why the two inputs' numbers may differ for reasons other than the runs: classifier, kind, suite version."""
+    warnings = []
+    schemes = [(c.name, tuple(str(p) for p in getattr(c, "cue_files", ()) or ())) for c in classifiers]
+    if schemes[0] != schemes[1]:
+        shown = [name + (f" + cues {', '.join(cues)}" if cues else "") for name, cues in schemes]
+        warnings.append(
+            f"{names[0]} is classified by the {shown[0]} scheme, {names[1]} by {shown[1]}: "
+            "a GAR difference may be the classifiers', not the runs'"
+        )
+    if sources[0].name != sources[1].name:
+        warnings.append(f"{names[0]} is {sources[0].name}, {names[1]} is {sources[1].name}")
+    facts = [source.facts(path) if source.facts is not None else {} for source, path in zip(sources, paths)]
+    for key in dict.fromkeys([*facts[0], *facts[1]]):
+        values = [fact.get(key, "unknown") for fact in facts]
+        if values[0] != values[1]:
+            warnings.append(f"{key} differs: {values[0]} ({names[0]}) vs {values[1]} ({names[1]})")
+    return warnings

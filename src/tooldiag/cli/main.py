@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "tooldiag.cli.export",
     "tooldiag.cli.report",
     "tooldiag.cli.cases",
+    "tooldiag.cli.compare",
     "tooldiag.cli.show",
     "tooldiag.cli.classify",
     "tooldiag.cli.diagnose",

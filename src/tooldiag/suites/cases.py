@@ -40,6 +40,9 @@ class CaseSource:
     rows: Callable[[Path, Classifier], list[CaseRow]]
     #: The calibration report of one input, where the kind has one (``load_report``).
     report: Callable[[Path, Classifier], RunReport] | None = None
+    #: Facts of one input that make two inputs' numbers incomparable when they differ
+    #: (``tooldiag compare`` warns): name -> value, e.g. {"tau2 version": "1.0.1"}.
+    facts: Callable[[Path], dict[str, str]] | None = None
 
 
 # -- BFCL run directories -------------------------------------------------------------------
@@ -96,6 +99,19 @@ def _tau2_rows(path: Path, classifier: Classifier) -> list[CaseRow]:
     return tau2_case_rows([path], None if plain_default else classifier)
 
 
+def _tau2_facts(path: Path) -> dict[str, str]:
+    """The tau2 version that wrote the file (tasks and grading changed between versions) and its oracle flag.
+
+    A second pass over the file: the version is settled only once every simulation was seen.
+    """
+    from tooldiag.suites.tau2.analysis import collect
+
+    collected = collect([path])
+    versions = sorted({item.tau2_version or "unknown" for item in collected.inputs})
+    oracle = any(group.oracle for group in collected.groups.values())
+    return {"tau2 version": ", ".join(versions), "oracle agent (llm_agent_gt)": "yes" if oracle else "no"}
+
+
 #: Every kind of input, tried in order (the first match reads the input).
 CASE_SOURCES: list[CaseSource] = [
     CaseSource(
@@ -117,6 +133,7 @@ CASE_SOURCES: list[CaseSource] = [
         "a .json file written by tau2-bench, as `tooldiag tau2 diagnose` reads",
         _is_tau2_results,
         _tau2_rows,
+        facts=_tau2_facts,
     ),
 ]
 
