@@ -86,8 +86,12 @@ def run_bfcl(
     probe: str | None = None,
     progress: ProgressSink | None = None,
     workers: int | None = 1,
+    repeats: int = 1,
 ) -> RunSummary:
     """``tooldiag run bfcl``: run (or resume) ``model`` on BFCL multi-turn into ``run_dir``.
+
+    ``repeats`` (``--repeats K``): K draws per case, stored as samples 0..K-1 (read them with
+    :meth:`tooldiag.store.RunStore.iter_samples`, or :func:`case_rows`' ``sample`` column).
 
     ``probe`` is an SRI / CRI spec (docs/probes.md); ``progress`` hears of every graded case.
     ``workers`` above 1 shards the cases over that many processes (``None``: one per core, as
@@ -107,6 +111,7 @@ def run_bfcl(
         probe=probe,
         progress=progress,
         workers=workers,
+        repeats=repeats,
     )
 
 

@@ -10,11 +10,12 @@ diagnostic has to classify it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 #: Bumped whenever a persisted shape changes incompatibly.
 SCHEMA_VERSION = 1
@@ -206,6 +207,23 @@ class GenerationConfig(_Model):
     #: Per-request timeout in seconds.
     timeout_s: float = 120.0
 
+    def for_sample(self, sample: int) -> GenerationConfig:
+        """The config of draw ``sample`` of a case (``--repeats``): itself for draw 0 or without a
+        seed; else the same settings with :func:`sample_seed` (a provider that honours ``seed``
+        would otherwise give every draw the same answer)."""
+        if sample == 0 or self.seed is None:
+            return self
+        return self.model_copy(update={"seed": sample_seed(self.seed, sample)})
+
+
+def sample_seed(seed: int, sample: int) -> int:
+    """The seed of draw ``sample`` (>= 1) of a run seeded ``seed``: the first 31 bits of
+    ``sha256("seed:sample")``, so runs with neighbouring seeds share no draw (``seed + sample`` would:
+    seed 1 draw 1 = seed 2 draw 0). Draw 0 keeps ``seed`` itself (a one-draw run is unchanged)."""
+    if sample == 0:
+        return seed
+    return int.from_bytes(hashlib.sha256(f"{seed}:{sample}".encode()).digest()[:4], "big") >> 1
+
 
 class RunConfig(_Model):
     """What fully determines a run; a store refuses to resume under a different one."""
@@ -226,6 +244,17 @@ class RunConfig(_Model):
     #: For imports: the folder and layout read.
     import_info: dict[str, Any] = Field(default_factory=dict)
     extra: dict[str, Any] = Field(default_factory=dict)
+    #: Draws per case (``--repeats K``): samples 0..K-1 of every case. Like ``limit`` it may grow
+    #: on resume (the store adds the missing samples); left out of the JSON when 1, so a one-draw
+    #: run's stored config is what it was before repeats existed.
+    repeats: int = Field(default=1, ge=1)
+
+    @model_serializer(mode="wrap")
+    def _drop_default_repeats(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.repeats == 1:
+            data.pop("repeats", None)
+        return data
 
     def identity(self) -> dict[str, Any]:
         """The fields that must match for a resume.
@@ -235,7 +264,7 @@ class RunConfig(_Model):
         answer arrives, not what it says.
         """
         data = self.model_dump(mode="json")
-        for key in ("limit", "case_ids", "base_url"):
+        for key in ("limit", "case_ids", "base_url", "repeats"):
             data.pop(key, None)
         data["generation"].pop("timeout_s", None)
         return data

@@ -68,6 +68,17 @@ Confidence = Annotated[
         "--confidence", min=0.5, max=0.999, help="Coverage of the Wilson intervals.", rich_help_panel="Thresholds"
     ),
 ]
+NoiseAware = Annotated[
+    bool,
+    typer.Option(
+        "--noise-aware",
+        help=(
+            "For runs with --repeats: keep a masking / execution_failure / bound_violation flag only when "
+            "the mean Delta passes its threshold by more than the noise floor (2 x sd of the per-draw Delta)."
+        ),
+        rich_help_panel="Thresholds",
+    ),
+]
 Baseline = Annotated[
     list[Path] | None,
     typer.Option(
@@ -81,11 +92,17 @@ Baseline = Annotated[
 ]
 
 
-def thresholds_from(masking_pp: float, execution_failure_pp: float, t_cap: int, confidence: float):
+def thresholds_from(
+    masking_pp: float, execution_failure_pp: float, t_cap: int, confidence: float, noise_aware: bool = False
+):
     from tooldiag.metrics.gar import Thresholds
 
     return Thresholds(
-        masking_pp=masking_pp, execution_failure_pp=execution_failure_pp, t_cap=t_cap, confidence=confidence
+        masking_pp=masking_pp,
+        execution_failure_pp=execution_failure_pp,
+        t_cap=t_cap,
+        confidence=confidence,
+        noise_aware=noise_aware,
     )
 
 
@@ -136,6 +153,7 @@ def report_command(
     confidence: Confidence = 0.95,
     baseline: Baseline = None,
     judgebench: JudgeBench = None,
+    noise_aware: NoiseAware = False,
 ) -> None:
     """Action-class calibration profile of runs (paper 001 Tables 1, 14, 5).
 
@@ -147,6 +165,9 @@ def report_command(
     With --format html: one page (figures and tables, offline): summary, calibration, the probe
     section under --baseline, the case browser (every case with its transcript) and, with
     --judgebench DIR, the judge study beside the agent's profile.
+
+    Runs with --repeats get a Repeats section (mean, spread, pass^k, flip rates, which flags
+    survive the noise floor); --noise-aware keeps only the surviving flags in Table 1.
 
     Example: tooldiag report runs/qwen3 runs/xlam --format latex --out table1.tex
     """
@@ -171,7 +192,7 @@ def report_command(
         scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
         judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
     )  # fmt: skip
-    thresholds = thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence)
+    thresholds = thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence, noise_aware)
     # -- one self-contained page (tooldiag.suites.html_report), with the probe section under --baseline -----
     if fmt == HTML:
         from tooldiag.classify.provenance import CountingClassifier

@@ -38,7 +38,9 @@ def print_summary(summary, console=None) -> None:
         console.print(f"overall Acc (unweighted mean of categories, as BFCL): {sum(accs) / len(accs):.2f}")
     workers = getattr(summary, "workers", 1)
     on = f" in {workers} worker processes" if workers > 1 else ""
-    console.print(f"{summary.ran} cases run, {summary.skipped} already finished, {summary.wall_s:.1f}s{on}")
+    repeats = getattr(summary, "repeats", 1)
+    units = f"(case, sample) units ({repeats} samples per case)" if repeats > 1 else "cases"
+    console.print(f"{summary.ran} {units} run, {summary.skipped} already finished, {summary.wall_s:.1f}s{on}")
     usage = getattr(summary, "usage", None)
     if usage is not None:  # the whole run, every session (docs/evidence.md, "Run summary")
         console.print("run summary: " + "\n             ".join(usage.lines()), highlight=False)
@@ -112,6 +114,17 @@ def run_bfcl_command(
         ),
     ] = None,
     max_response_bytes: opt.MaxResponseBytes = opt.DEFAULT_MAX_RESPONSE_BYTES,
+    repeats: Annotated[
+        int,
+        typer.Option(
+            "--repeats",
+            min=1,
+            help=(
+                "Draws per case (samples 0..K-1, each stored and resumed on its own; a larger K on "
+                "resume adds samples). Reports then give mean, spread, pass^k and flip rates."
+            ),
+        ),
+    ] = 1,
 ) -> None:
     """Run MODEL on BFCL multi-turn (FC mode, BFCL's loop and step cap) and grade every case
     with BFCL's own checker. Finished cases are committed one by one: re-run the same
@@ -120,6 +133,8 @@ def run_bfcl_command(
     Example: tooldiag run bfcl --model openai/Qwen3-8B --base-url http://127.0.0.1:8000/v1 --run-dir runs/qwen3
 
     All cores: tooldiag run bfcl --model ref/oracle --run-dir runs/oracle --workers 4 --concurrency 32
+
+    Three draws per case: tooldiag run bfcl --model ref/coin --run-dir runs/coin --repeats 3 --seed 7
     """
     from tooldiag.api import run_bfcl
     from tooldiag.cli.progress import run_progress
@@ -138,6 +153,7 @@ def run_bfcl_command(
             probe=probe,
             progress=progress,
             workers=workers,
+            repeats=repeats,
         )
     print_summary(summary)
 

@@ -52,6 +52,10 @@ class Thresholds:
     t_cap: int = 10
     #: Coverage of the Wilson intervals.
     confidence: float = 0.95
+    #: ``--noise-aware``: in a run with repeats, keep a masking / execution-failure /
+    #: bound-violation flag only when it survives the between-draw noise floor
+    #: (:func:`tooldiag.metrics.repeats.surviving_flags`); no effect on a one-draw run.
+    noise_aware: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any
 from tooldiag.classify.provenance import ClassifierSummary
 from tooldiag.metrics.cases import CaseRow
 from tooldiag.metrics.gar import CAPABILITY_CLASSES, CapabilityCounts, CategorySummary, Thresholds
+from tooldiag.metrics.repeats import RepeatSummary
 from tooldiag.store.usage import UsageSummary
 
 
@@ -42,6 +43,9 @@ class RunReport:
     #: What the run cost (requests, retries, cache hits, tokens, latency, wall time), from the
     #: store; ``None`` for inputs that are not run stores (agent logs).
     usage: UsageSummary | None = None
+    #: Per category, the summary over draws of a run with ``--repeats`` above 1
+    #: (:mod:`tooldiag.metrics.repeats`); ``None`` for a one-draw run. The tables describe draw 0.
+    repeats: dict[str, RepeatSummary] | None = None
 
 
 def ordered_categories(names: Sequence[str] | set[str], order: Sequence[str] = ()) -> list[str]:
@@ -97,6 +101,10 @@ def run_json(report: RunReport) -> dict[str, Any]:
     if report.usage is not None:
         run["usage"] = report.usage.to_json()
     run["cases"] = [row.to_json() for row in report.cases]
+    if report.repeats:
+        from tooldiag.report.repeats import repeat_json
+
+        run["repeats"] = {name: repeat_json(summary) for name, summary in report.repeats.items()}
     return run
 
 

@@ -275,6 +275,8 @@ def verdict_table(reports: Sequence[RunReport]) -> Table:
     for report in reports:
         by_category: dict[str, list[CaseRow]] = {}
         for row in report.cases:
+            if row.extra.get("sample", 0):  # a repeats run: the verdicts of draw 0, as the tables above
+                continue
             by_category.setdefault(row.category, []).append(row)
         for category in ordered_categories(list(by_category), report.category_order):
             counts = verdict_counts(by_category[category])
@@ -307,6 +309,11 @@ def render_markdown(reports: Sequence[RunReport]) -> str:
     if usage.rows:
         legend = "Requests: answered model calls (cache hits included); latency of the requests not from the cache."
         parts += ["## Run summary\n", to_markdown(usage) + f"\n{legend}\n"]
+    from tooldiag.report.repeats import repeats_markdown
+
+    repeats = repeats_markdown(reports)  # "" unless a run has --repeats above 1
+    if repeats:
+        parts.append(repeats)
     notes = [f"- {escape_pipe(r.name)}: {note}" for r in reports for note in r.notes]
     mixed = mixed_versions(reports)
     if mixed:

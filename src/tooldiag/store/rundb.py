@@ -13,7 +13,16 @@ Layout of ``<run_dir>/run.sqlite``:
   ``writers`` and ``sessions`` (JSON lists, below);
 * ``cases(case_id, category, status, passed, error_type, grade, trajectory, updated_at)``:
   ``status`` is ``done`` or ``error``; ``grade`` is JSON; ``trajectory`` is
-  zlib-compressed JSON of :class:`~tooldiag.trajectory.CaseTrajectory`.
+  zlib-compressed JSON of :class:`~tooldiag.trajectory.CaseTrajectory`;
+* ``samples(case_id, sample, category, ...)``, only in a run with ``--repeats`` above 1: the
+  further draws (``sample`` 1, 2, ...) of each case, the same columns as ``cases``, keyed by
+  ``(case_id, sample)``. Draw 0 stays in ``cases``.
+
+Why a second table rather than a ``sample`` column in ``cases``: a one-draw run keeps exactly
+the schema and rows tooldiag always wrote (older versions read what this one writes, and a
+store from before repeats needs no migration); a tooldiag that predates repeats reads a repeats
+store as its first draw. ``samples`` is created by the first write of a draw above 0, under the
+writer lock (:mod:`tooldiag.store.lock`), so raising ``--repeats`` on resume only adds rows.
 
 Text no UTF-8 can hold (a lone surrogate such as ``"\ud800"``, which JSON allows) never
 aborts a write: :meth:`RunStore.put_case` stores it as U+FFFD and counts the replacements in
@@ -94,6 +103,23 @@ CREATE TABLE IF NOT EXISTS cases (
 );
 """
 
+#: The draws above 0 of a repeats run (module docstring); created on their first write.
+_SAMPLES_TABLE = """
+CREATE TABLE IF NOT EXISTS samples (
+    case_id TEXT NOT NULL,
+    sample INTEGER NOT NULL CHECK (sample >= 1),
+    category TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('done', 'error')),
+    passed INTEGER,
+    error_type TEXT,
+    grade TEXT,
+    trajectory BLOB NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (case_id, sample)
+)
+"""
+_COLUMNS = "case_id, category, status, passed, error_type, grade, trajectory"
+
 
 @dataclass
 class CaseRecord:
@@ -106,6 +132,8 @@ class CaseRecord:
     error_type: str | None
     grade: Grade | None
     trajectory: CaseTrajectory
+    #: Which draw of the case this is (``--repeats``): 0 for the first (and a one-draw run's only) one.
+    sample: int = 0
 
 
 @dataclass(frozen=True)
@@ -124,10 +152,12 @@ class EncodedCase:
     error_type: str | None
     grade: str | None
     trajectory: bytes
+    #: The draw (``--repeats``); 0 goes to ``cases``, above 0 to ``samples``.
+    sample: int = 0
 
 
-def encode_case(trajectory: CaseTrajectory, grade: Grade | None) -> EncodedCase:
-    """The row :meth:`RunStore.put_case` writes for ``trajectory`` (``grade=None``: an error row).
+def encode_case(trajectory: CaseTrajectory, grade: Grade | None, sample: int = 0) -> EncodedCase:
+    """The row :meth:`RunStore.put_case` writes for draw ``sample`` of ``trajectory`` (``grade=None``: an error row).
 
     Text no UTF-8 can hold (a lone surrogate) is stored as U+FFFD and the case's notes say how
     much was repaired, so a worker process that encodes a case writes what one process would.
@@ -138,6 +168,7 @@ def encode_case(trajectory: CaseTrajectory, grade: Grade | None) -> EncodedCase:
         fixed.notes[TEXT_REPAIRED_NOTE] = repaired
         text = fixed.model_dump_json()
     return EncodedCase(
+        sample=sample,
         case_id=repair_text(trajectory.case_id)[0],
         category=repair_text(trajectory.category)[0],
         status="error" if grade is None else "done",
@@ -430,13 +461,19 @@ class RunStore:
         self.close()
 
     # -- writing -----------------------------------------------------------------
-    def put_case(self, trajectory: CaseTrajectory, grade: Grade | None) -> None:
-        """Commit one case atomically; ``grade=None`` stores an infrastructure error row."""
-        self.put_encoded_case(encode_case(trajectory, grade))
+    def put_case(self, trajectory: CaseTrajectory, grade: Grade | None, sample: int = 0) -> None:
+        """Commit one case atomically; ``grade=None`` stores an infrastructure error row.
+
+        ``sample`` above 0 stores a further draw of the case (``--repeats``) in ``samples``.
+        """
+        self.put_encoded_case(encode_case(trajectory, grade, sample))
 
     def put_encoded_case(self, case: EncodedCase) -> None:
         """Commit one case encoded by :func:`encode_case` (elsewhere): the same row, the same
         one transaction with the session update, as :meth:`put_case`."""
+        if case.sample:
+            self._put_sample(case)
+            return
         with self._lock, self._conn:
             self._conn.execute(
                 "INSERT OR REPLACE INTO cases(case_id, category, status, "
@@ -458,19 +495,81 @@ class RunStore:
                 self._session.errors += int(case.status == "error")
                 self._update_session()
 
+    def _put_sample(self, case: EncodedCase) -> None:
+        """A draw above 0: the ``samples`` row (the table made on first use), in one transaction."""
+        with self._lock, self._conn:
+            self._conn.execute(_SAMPLES_TABLE)
+            self._conn.execute(
+                "INSERT OR REPLACE INTO samples(case_id, sample, category, status, "
+                "passed, error_type, grade, trajectory, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    case.case_id,
+                    case.sample,
+                    case.category,
+                    case.status,
+                    case.passed,
+                    case.error_type,
+                    case.grade,
+                    case.trajectory,
+                    sqlite.unix_time(),
+                ),
+            )
+            if self._session is not None:
+                self._session.cases += 1
+                self._session.errors += int(case.status == "error")
+                self._update_session()
+
     # -- reading -----------------------------------------------------------------
+    def _has_samples(self) -> bool:
+        """Does the store hold draws above 0 (a ``samples`` table)? The caller holds ``_lock``."""
+        return "samples" in sqlite.table_names(self._conn)
+
+    def finished_units(self) -> set[tuple[str, int]]:
+        """``(case_id, sample)`` of every graded draw (``error`` rows are retried, as in :meth:`finished_ids`)."""
+        with self._lock:
+            units = {(row[0], 0) for row in self._conn.execute("SELECT case_id FROM cases WHERE status = 'done'")}
+            if self._has_samples():
+                units.update(self._conn.execute("SELECT case_id, sample FROM samples WHERE status = 'done'"))
+        return units
+
+    def sample_counts(self) -> dict[str, int]:
+        """Per case id, how many draws are stored (done or error): 1 everywhere in a one-draw run."""
+        with self._lock:
+            counts = {row[0]: 1 for row in self._conn.execute("SELECT case_id FROM cases")}
+            if self._has_samples():
+                for case_id, count in self._conn.execute("SELECT case_id, COUNT(*) FROM samples GROUP BY case_id"):
+                    counts[case_id] = counts.get(case_id, 0) + count
+        return counts
+
+    def iter_samples(self, sort_key: SortKey | None = None) -> Iterator[CaseRecord]:
+        """Every stored draw of every case: cases as :meth:`iter_cases` orders them, each case's
+        draws by sample (0 first). In a one-draw run the same records as :meth:`iter_cases`."""
+        key = sort_key or self.sort_key
+        with self._lock:
+            units = [(row[0], 0) for row in self._conn.execute("SELECT case_id FROM cases")]
+            if self._has_samples():
+                units.extend(self._conn.execute("SELECT case_id, sample FROM samples"))
+        ordered = sorted(units, key=lambda unit: unit[1])
+        ordered.sort(key=lambda unit: unit[0] if key is None else key(unit[0]))  # stable: samples stay in order
+        for case_id, sample in ordered:
+            record = self.get_case(case_id, sample)
+            if record is not None:
+                yield record
+
     def finished_ids(self) -> set[str]:
         """Ids of graded cases (``error`` rows are not finished: they are retried)."""
         with self._lock:
             return {row[0] for row in self._conn.execute("SELECT case_id FROM cases WHERE status = 'done'")}
 
     def status_counts(self) -> dict[str, dict[str, int]]:
-        """Per category: ``done``, ``passed`` and ``error`` counts."""
+        """Per category: ``done``, ``passed`` and ``error`` counts, over every stored draw (``--repeats``)."""
         out: dict[str, dict[str, int]] = {}
+        query = "SELECT category, status, COALESCE(passed, 0), COUNT(*) FROM {} GROUP BY category, status, passed"
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT category, status, COALESCE(passed, 0), COUNT(*) FROM cases GROUP BY category, status, passed"
-            ).fetchall()
+            rows = self._conn.execute(query.format("cases")).fetchall()
+            if self._has_samples():
+                rows += self._conn.execute(query.format("samples")).fetchall()
         for category, status, passed, count in rows:
             entry = out.setdefault(category, {"done": 0, "passed": 0, "error": 0})
             if status == "done":
@@ -480,7 +579,7 @@ class RunStore:
                 entry["error"] += count
         return out
 
-    def _record(self, row: tuple) -> CaseRecord:
+    def _record(self, row: tuple, sample: int = 0) -> CaseRecord:
         case_id, category, status, passed, error_type, grade, blob = row
         try:
             trajectory = CaseTrajectory.model_validate_json(zlib.decompress(blob))
@@ -496,10 +595,14 @@ class RunStore:
             error_type=error_type,
             grade=None if grade is None else Grade.model_validate_json(grade),
             trajectory=trajectory,
+            sample=sample,
         )
 
     def iter_cases(self, sort_key: SortKey | None = None) -> Iterator[CaseRecord]:
-        """Every stored case, ordered by ``sort_key``, else the store's own, else plain id order."""
+        """Every stored case, ordered by ``sort_key``, else the store's own, else plain id order.
+
+        One record per case: its first draw (sample 0); :meth:`iter_samples` yields every draw.
+        """
         key = sort_key or self.sort_key
         with self._lock:
             ids = [row[0] for row in self._conn.execute("SELECT case_id FROM cases")]
@@ -508,13 +611,18 @@ class RunStore:
             if record is not None:
                 yield record
 
-    def get_case(self, case_id: str) -> CaseRecord | None:
+    def get_case(self, case_id: str, sample: int = 0) -> CaseRecord | None:
+        """One stored draw of a case (``sample`` 0: the first), ``None`` when absent."""
         with self._lock:
-            row = self._conn.execute(
-                "SELECT case_id, category, status, passed, error_type, grade, trajectory FROM cases WHERE case_id = ?",
-                (case_id,),
-            ).fetchone()
-        return None if row is None else self._record(row)
+            if sample == 0:
+                row = self._conn.execute(f"SELECT {_COLUMNS} FROM cases WHERE case_id = ?", (case_id,)).fetchone()
+            elif self._has_samples():
+                row = self._conn.execute(
+                    f"SELECT {_COLUMNS} FROM samples WHERE case_id = ? AND sample = ?", (case_id, sample)
+                ).fetchone()
+            else:
+                row = None
+        return None if row is None else self._record(row, sample)
 
     def writers(self) -> list[dict[str, Any]]:
         """Who wrote this store (module docstring); ``[UNKNOWN_WRITER]`` when none was recorded

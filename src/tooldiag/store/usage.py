@@ -153,8 +153,10 @@ def summarize_usage(
 
 def usage_summary(store: Any, records: Iterable[Any] | None = None) -> UsageSummary:
     """The summary of a :class:`~tooldiag.store.RunStore`; ``records`` (its
-    :meth:`~tooldiag.store.RunStore.iter_cases`, already read by the caller) saves a second read."""
-    records = list(store.iter_cases() if records is None else records)
+    :meth:`~tooldiag.store.RunStore.iter_cases`, already read by the caller) saves a second read.
+    Without ``records`` every stored draw counts (:meth:`~tooldiag.store.RunStore.iter_samples`:
+    with ``--repeats`` each draw paid its own requests); "cases stored" then counts draws."""
+    records = list(store.iter_samples() if records is None else records)
     return summarize_usage(
         (record.trajectory for record in records),
         error_rows=sum(1 for record in records if record.status != "done"),

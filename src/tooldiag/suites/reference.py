@@ -19,6 +19,7 @@ REFERENCE_POLICIES: dict[str, str] = {
     "oracle": "tooldiag.suites.bfcl.policies:OraclePolicy",
     "overcall": "tooldiag.suites.bfcl.policies:OvercallPolicy",
     "halt": "tooldiag.suites.bfcl.policies:HaltPolicy",
+    "coin": "tooldiag.suites.bfcl.policies:CoinPolicy",  # seeded oracle-or-overcall per (case, sample)
     # probe known-answer policies (tooldiag.suites.bfcl.probes.policies): they heed SRI/CRI instructions
     "halt-recoverable": "tooldiag.suites.bfcl.probes.policies:HaltRecoverablePolicy",
     "overcall-heeding": "tooldiag.suites.bfcl.probes.policies:OvercallHeedingPolicy",

@@ -108,6 +108,8 @@ def case_browser_section(
     for index, report in enumerate(reports):
         cases: list[dict[str, Any]] = []
         for row in report.cases:
+            if row.extra.get("sample", 0):  # a --repeats run: the browser shows draw 0, as the tables
+                continue
             found = transcripts.get((report.name, row.case_id))
             key = None
             if found is not None:

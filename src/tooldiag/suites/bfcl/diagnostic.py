@@ -20,9 +20,12 @@ from typing import Any
 
 from tooldiag.classify import ActionClass, Classifier, classify_batch, get_classifier
 from tooldiag.classify.provenance import ClassifierSummary, CountingClassifier
+from tooldiag.metrics.cases import case_rows
 from tooldiag.metrics.gar import CaseObservation, Thresholds
+from tooldiag.metrics.repeats import summarize_repeats
 from tooldiag.models.retry import public_url
 from tooldiag.report import RunReport, build_report, table1_markdown, write_report_files
+from tooldiag.report.repeats import noise_aware_categories
 from tooldiag.store import RunStore
 from tooldiag.store.usage import usage_summary
 from tooldiag.suites.bfcl import CATEGORIES
@@ -33,11 +36,13 @@ from tooldiag.versions import distribution_version, tooldiag_version
 
 
 def observations_from_store(
-    store: Any, classifier: Classifier, records: Sequence[Any] | None = None
+    store: Any, classifier: Classifier, records: Sequence[Any] | None = None, *, samples: bool = False
 ) -> tuple[list[CaseObservation], bool, list[str]]:
     """Case observations of a :class:`tooldiag.store.RunStore`, whether a text channel
     exists, and notes for the reader (skipped categories). ``records`` (the store's
     :meth:`~tooldiag.store.RunStore.iter_cases`, already read) saves reading it again.
+    ``samples`` (a run with repeats, ``records`` its :meth:`~tooldiag.store.RunStore.iter_samples`):
+    each observation carries its draw as ``extra["sample"]``, the ``sample`` column of the case rows.
 
     The text channel is missing only for imported runs in which no model emission
     carries any text (handlers that saved every text reply as ``[]``); a live run
@@ -81,6 +86,7 @@ def observations_from_store(
                 errored=record.status != "done",
                 emissions=tuple(emissions),
                 error_type=record.error_type,
+                extra={"sample": record.sample} if samples else {},
             )
         )
     config = store.config
@@ -147,7 +153,15 @@ def report_from_run_dir(
     counting = CountingClassifier(classifier)  # the report names the classifier and what it could not read
     try:
         records = list(store.iter_cases())
-        cases, text_channel, notes = observations_from_store(store, counting, records)
+        repeated = any(count > 1 for count in store.sample_counts().values())
+        draws: list[CaseObservation] = []
+        if repeated:  # every draw classified; the tables describe draw 0, the Repeats section all
+            every = list(store.iter_samples())
+            draws, text_channel, notes = observations_from_store(store, counting, every, samples=True)
+            cases = [case for case in draws if case.extra["sample"] == 0]
+            records = every  # the run summary counts every draw's requests
+        else:
+            cases, text_channel, notes = observations_from_store(store, counting, records)
         summary = counting.summary()
         report = build_report(
             name or run_name(store.config, Path(run_dir)),
@@ -162,9 +176,30 @@ def report_from_run_dir(
         )
         report.provenance = run_provenance(store, summary)
         report.usage = usage_summary(store, records)
+        if repeated:
+            add_repeats(report, draws, text_channel=text_channel, thresholds=thresholds)
         return report
     finally:
         store.close()
+
+
+def add_repeats(
+    report: RunReport, draws: Sequence[CaseObservation], *, text_channel: bool, thresholds: Thresholds
+) -> None:
+    """Give ``report`` (draw 0's tables) its Repeats section from every draw (``extra["sample"]``):
+    per category :func:`~tooldiag.metrics.repeats.summarize_repeats`, one case row per draw, and
+    under ``thresholds.noise_aware`` only the calibration flags that survive the noise floor."""
+    by_category: dict[str, dict[int, list[CaseObservation]]] = {}
+    for case in draws:
+        by_category.setdefault(case.category, {}).setdefault(int(case.extra["sample"]), []).append(case)
+    report.repeats = {
+        category: summarize_repeats(category, by_category[category], text_channel=text_channel, thresholds=thresholds)
+        for category in report.categories
+        if category in by_category
+    }
+    report.cases = case_rows(draws, report.name)
+    if thresholds.noise_aware:
+        report.categories = noise_aware_categories(report.categories, report.repeats)
 
 
 def reports_from_run_dirs(

@@ -16,12 +16,21 @@ in native function calling like any model would.
   still passes some of these cases: Acc > GAR.
 * ``ref/halt`` makes the first ground-truth call of each turn, then stops with a text
   summary: GAR for tool_call is 100, Acc far below (execution failure).
+* ``ref/coin``, stochastic by design but seeded (the known answer of ``--repeats``): per
+  (case, sample) it flips a coin and answers the whole draw as ``ref/overcall`` with
+  probability :data:`COIN_Q`, else as ``ref/oracle``. The coin is :func:`coin_heads`: the first
+  8 bytes of ``sha256("ref/coin:{seed}:{case_id}:{sample}")`` as an integer, divided by 2**64,
+  below ``COIN_Q`` (``seed``: the request's ``GenerationConfig.seed``, ``none`` without one, so
+  runs with other ``--seed`` values draw other coins). A case whose oracle and overcall verdicts
+  differ flips across K repeats unless its K coins agree: expected flip rate
+  ``1 - COIN_Q**K - (1 - COIN_Q)**K`` on those cases, 0 on the others.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import inspect
 import json
 from typing import Any
@@ -34,6 +43,8 @@ ASK_TEXT = "Could you please provide the missing value I need to complete this r
 REFUSE_TEXT = "I cannot do that: none of the available functions can perform this request."
 RESULT_TEXT = "Here are the results of the requested operations."
 HALT_TEXT = "I started on your request; here is what I found so far."
+#: ``ref/coin``: the probability that a (case, sample) draw answers as ``ref/overcall``.
+COIN_Q = 0.3
 
 
 @functools.cache
@@ -154,3 +165,25 @@ class HaltPolicy(BfclReferencePolicy):
         if after_calls or not turn:
             return self._text(HALT_TEXT)
         return self._calls(turn[:1], context)
+
+
+def coin_heads(seed: int | None, case_id: str, sample: int, q: float = COIN_Q) -> bool:
+    """``ref/coin``'s draw for one (case, sample): overcall when true (module docstring)."""
+    digest = hashlib.sha256(f"ref/coin:{'none' if seed is None else seed}:{case_id}:{sample}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < q
+
+
+class CoinPolicy(BfclReferencePolicy):
+    """Oracle or overcall per (case, sample), by a seeded coin: repeats that really differ."""
+
+    def __init__(self, name: str, options: ModelOptions) -> None:
+        super().__init__(name, options)
+        self.oracle = OraclePolicy(name, options)
+        self.overcall = OvercallPolicy(name, options)
+
+    async def complete(self, request: ModelRequest) -> Emission:
+        context = request.context
+        if context is not None and context.suite == "bfcl":  # otherwise the base class refuses, as every policy
+            heads = coin_heads(request.config.seed, context.case_id, context.sample)
+            return await (self.overcall if heads else self.oracle).complete(request)
+        return await super().complete(request)

@@ -97,6 +97,8 @@ class Rollout:
     executed: list[list[tuple[str, str]]] = field(default_factory=list)
     #: User message texts per turn, as sent.
     user_requests: list[str] = field(default_factory=list)
+    #: Which draw of the case this is (``--repeats``): reaches the provider as ``TaskContext.sample``.
+    sample: int = 0
 
     def context(self) -> TaskContext:
         return TaskContext(
@@ -110,6 +112,7 @@ class Rollout:
                 "give_back_turns": sorted(self.case.missed_function),
                 "involved_classes": self.case.involved_classes,
             },
+            sample=self.sample,
         )
 
     async def query(self, messages: list[Message] | None = None) -> Emission:
@@ -161,16 +164,23 @@ async def run_rollout(
     model: ModelBackend,
     config: GenerationConfig,
     probe: Probe | None = None,
+    sample: int = 0,
 ) -> CaseTrajectory:
-    """Run ``model`` through ``case``; model-call failures propagate (the caller stores them)."""
+    """Run ``model`` through ``case``; model-call failures propagate (the caller stores them).
+
+    ``sample`` (``--repeats``): which draw of the case this is. It reaches the provider as
+    ``TaskContext.sample`` (the response cache keys on it) and picks the draw's seed
+    (:meth:`~tooldiag.trajectory.GenerationConfig.for_sample`).
+    """
     probe = probe or Probe()
     rollout = Rollout(
         case=case,
         model=model,
-        config=config,
+        config=config.for_sample(sample),
         session=BackendSession(),
         model_name=fresh_model_name("run"),
         docs=list(case.functions),
+        sample=sample,
     )
     rollout.tools = to_tool_specs(rollout.docs)
     # BFCL instantiates the backends before the first query.

@@ -5,6 +5,10 @@ case in order.
 Each finished case is graded at once and committed atomically, so a run killed at
 any moment resumes by re-running the same command: finished cases are skipped,
 infrastructure-error rows are retried, nothing is duplicated.
+
+With ``--repeats K`` the units are ``(case, sample)`` pairs, samples 0..K-1 of every case (all
+cases' sample 0 first, then sample 1, ...); resume skips the stored pairs, so raising K later
+runs only the new samples.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -53,6 +57,8 @@ class RunSummary:
     usage: UsageSummary | None = None
     #: Processes the cases ran in (``--workers`` as planned; 1: this process).
     workers: int = 1
+    #: Draws per case (``--repeats``); ``ran`` and ``skipped`` count (case, sample) units.
+    repeats: int = 1
 
     def categories(self) -> list[str]:
         """The categories of the run, in BFCL's order (the summary table's rows)."""
@@ -98,7 +104,7 @@ class CaseSink(Protocol):
     """Where :func:`run_cases` commits finished cases: a :class:`RunStore`, or in a ``--workers``
     worker the pipe to the parent (:mod:`tooldiag.suites.bfcl.sharded`)."""
 
-    def put_case(self, trajectory: CaseTrajectory, grade: Grade | None) -> None: ...
+    def put_case(self, trajectory: CaseTrajectory, grade: Grade | None, sample: int = 0) -> None: ...
 
 
 async def run_cases(
@@ -109,32 +115,41 @@ async def run_cases(
     concurrency: int = 8,
     probe_factory: Callable[[], Probe] | None = None,
     progress: ProgressSink | None = None,
+    samples: Sequence[int] | None = None,
 ) -> tuple[list[str], list[str]]:
     """Run and store ``cases``; returns the messages of cases stored as error rows and
     of cases graded ``inference_error`` because the server rejected their request.
+
+    ``samples`` (``--repeats``), as long as ``cases``: which draw of its case each unit is
+    (default: draw 0 of every case, a one-draw run).
 
     A fatal model error (bad key, unknown model, unreachable server) stops the run
     with a :class:`UserError`; what finished stays stored.
     """
     errors: list[str] = []
     rejected: list[str] = []
+    units = list(zip(cases, samples if samples is not None else [0] * len(cases), strict=True))
 
-    def error_row(case: BfclCase, message: str, **notes: object) -> tuple[CaseTrajectory, None]:
-        errors.append(f"{case.id}: {message}")
+    def label(case: BfclCase, sample: int) -> str:
+        return f"{case.id}#{sample}" if sample else case.id
+
+    def error_row(case: BfclCase, sample: int, message: str, **notes: object) -> tuple[CaseTrajectory, None]:
+        errors.append(f"{label(case, sample)}: {message}")
         notes = {**case_notes(case), **notes}
         return CaseTrajectory(case_id=case.id, category=case.category, inference_error=message, notes=notes), None
 
-    async def one(case: BfclCase) -> tuple[CaseTrajectory, Grade | None]:
+    async def one(unit: tuple[BfclCase, int]) -> tuple[CaseTrajectory, Grade | None]:
+        case, sample = unit
         probe = probe_factory() if probe_factory else None
         try:
-            trajectory = await run_rollout(case, model, generation, probe)
+            trajectory = await run_rollout(case, model, generation, probe, sample)
         except ModelCallError as exc:
             if exc.fatal:
                 raise UserError(
                     f"model {model.name} failed: {exc.message}", hint="check the model name, endpoint and key"
                 ) from None
             if exc.transient:
-                return error_row(case, exc.message)
+                return error_row(case, sample, exc.message)
             # The server rejected this request itself (e.g. context too long): BFCL
             # records "Error during inference" and grades it inference_error.
             result = f"Error during inference: {exc.message}"
@@ -144,23 +159,26 @@ async def run_cases(
                 notes={**case_notes(case), "bfcl_inference_error": result},
             )
             grade, _ = grade_result(case, result, convert_to_function_call)
-            rejected.append(f"{case.id}: {exc.message}")
+            rejected.append(f"{label(case, sample)}: {exc.message}")
             return rejected_row, grade
         except UserError:
             raise
         except Exception as exc:  # noqa: BLE001 - stored as an error row, retried on resume
             return error_row(
-                case, f"internal error: {type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=8)
+                case, sample, f"internal error: {type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=8)
             )
         return trajectory, grade_trajectory(case, trajectory)
 
-    def commit(case: BfclCase, outcome: tuple[CaseTrajectory, Grade | None]) -> None:
+    def commit(unit: tuple[BfclCase, int], outcome: tuple[CaseTrajectory, Grade | None]) -> None:
         trajectory, grade = outcome
-        store.put_case(trajectory, grade)
+        if unit[1]:
+            store.put_case(trajectory, grade, unit[1])
+        else:  # draw 0 as before --repeats: any CaseSink of two arguments still fits
+            store.put_case(trajectory, grade)
         if progress is not None:
             advance_case(progress, trajectory, grade)
 
-    await run_pool(cases, one, concurrency, commit)
+    await run_pool(units, one, concurrency, commit)
     return errors, rejected
 
 
@@ -202,17 +220,21 @@ async def execute_run(
     progress = progress or NullProgress()
     started = time.perf_counter()
     store, cases = prepared.store, prepared.cases
+    repeats = prepared.config.repeats
     try:
-        finished = store.finished_ids()
-        todo = [c for c in cases if c.id not in finished]
-        progress.start(len(cases), len(cases) - len(todo), store.status_counts())
+        finished = store.finished_units()
+        units = [(c, k) for k in range(repeats) for c in cases if (c.id, k) not in finished]
+        todo = [case for case, _ in units]
+        samples = [sample for _, sample in units]
+        total = len(cases) * repeats
+        progress.start(total, total - len(todo), store.status_counts())
         processes = plan_workers(workers, len(todo), prepared.options.concurrency)
         try:
             if processes > 1:
                 from tooldiag.suites.bfcl.sharded import ShardPayload, run_cases_sharded
 
                 payload = ShardPayload(prepared.config, prepared.options)
-                errors, rejected = run_cases_sharded(store, todo, payload, processes, progress)
+                errors, rejected = run_cases_sharded(store, todo, payload, processes, progress, samples)
             else:
                 errors, rejected = await run_cases(
                     store,
@@ -222,6 +244,7 @@ async def execute_run(
                     prepared.options.concurrency,
                     probe_factory,
                     progress,
+                    samples,
                 )
         finally:
             progress.finish()
@@ -231,12 +254,13 @@ async def execute_run(
             model=prepared.config.model,
             counts=store.status_counts(),
             ran=len(todo),
-            skipped=len(cases) - len(todo),
+            skipped=total - len(todo),
             errors=errors,
             inference_errors=rejected,
             wall_s=time.perf_counter() - started,
             usage=usage_now(store),
             workers=processes,
+            repeats=repeats,
         )
     finally:
         store.close()
@@ -264,9 +288,13 @@ def run_bfcl(
     probe: str | None = None,
     progress: ProgressSink | None = None,
     workers: int | None = 1,
+    repeats: int = 1,
 ) -> RunSummary:
     """Python API (and ``tooldiag run bfcl``): run ``model`` (``provider/name``) on BFCL
     multi-turn into ``run_dir``, or resume it.
+
+    ``repeats`` (``--repeats K``): K draws per case (samples 0..K-1), each resumable on its own;
+    a resume with a larger K adds the missing samples (docs/diagnostic.md, "Repeats and flip rates").
 
     Bad input (a model string without provider, an unknown category or probe, a run
     directory holding another run) is refused before anything is written. ``workers`` above 1
@@ -277,6 +305,8 @@ def run_bfcl(
     from tooldiag.suites.bfcl.data import normalise_category
 
     split_model_string(model)
+    if repeats < 1:
+        raise UserError(f"--repeats must be 1 or more, got {repeats}", hint="e.g. --repeats 3, or leave it out")
     options = options or ModelOptions()
     config = RunConfig(
         suite="bfcl",
@@ -287,6 +317,7 @@ def run_bfcl(
         generation=generation or GenerationConfig(),
         base_url=public_url(options.base_url),  # the store keeps no user:pass@ or ?key= (options keep them)
         probe=probe,
+        repeats=repeats,
     )
     probe_factory = None
     if probe:

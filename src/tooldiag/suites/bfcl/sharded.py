@@ -39,17 +39,26 @@ class ForwardingStore:
     def __init__(self, emit: Callable[[Any], None]) -> None:
         self.emit = emit
 
-    def put_case(self, trajectory: CaseTrajectory, grade: Grade | None) -> None:
-        self.emit(encode_case(trajectory, grade))
+    def put_case(self, trajectory: CaseTrajectory, grade: Grade | None, sample: int = 0) -> None:
+        self.emit(encode_case(trajectory, grade, sample))
 
 
-async def run_shard(payload: ShardPayload, case_ids: list[str], concurrency: int, emit: Callable[[Any], None]) -> Any:
-    """A worker's entry point: run ``case_ids`` at ``concurrency``; returns ``(errors, rejected)``."""
+def _unit(unit: str | tuple[str, int] | list[Any]) -> tuple[str, int]:
+    """A unit as ``(case_id, sample)``: a bare case id is draw 0 (a one-draw run deals ids)."""
+    return (unit, 0) if isinstance(unit, str) else (str(unit[0]), int(unit[1]))
+
+
+async def run_shard(payload: ShardPayload, case_ids: list[Any], concurrency: int, emit: Callable[[Any], None]) -> Any:
+    """A worker's entry point: run ``case_ids`` (case ids, or ``(case_id, sample)`` pairs with
+    ``--repeats``) at ``concurrency``; returns ``(errors, rejected)``."""
     from tooldiag.suites.bfcl.data import load_cases
     from tooldiag.suites.bfcl.runner import run_cases
 
-    by_id = {case.id: case for case in load_cases(payload.config.categories, ids=case_ids)}  # builds only these
-    cases = [by_id[case_id] for case_id in case_ids]
+    units = [_unit(unit) for unit in case_ids]
+    wanted = list(dict.fromkeys(case_id for case_id, _ in units))
+    by_id = {case.id: case for case in load_cases(payload.config.categories, ids=wanted)}  # builds only these
+    cases = [by_id[case_id] for case_id, _ in units]
+    samples = [sample for _, sample in units]
     probe_factory = None
     if payload.config.probe:
         from tooldiag.suites.bfcl.probes import probe_factory as make_probe_factory
@@ -58,7 +67,7 @@ async def run_shard(payload: ShardPayload, case_ids: list[str], concurrency: int
     model = resolve_model(payload.config.model, replace(payload.options, concurrency=concurrency))
     try:
         return await run_cases(
-            ForwardingStore(emit), cases, model, payload.config.generation, concurrency, probe_factory
+            ForwardingStore(emit), cases, model, payload.config.generation, concurrency, probe_factory, None, samples
         )
     finally:
         await model.aclose()
@@ -70,9 +79,11 @@ def run_cases_sharded(
     payload: ShardPayload,
     workers: int,
     progress: ProgressSink | None = None,
+    samples: list[int] | None = None,
 ) -> tuple[list[str], list[str]]:
     """:func:`run_cases` over ``workers`` processes (``payload.options.concurrency`` in all);
-    the same return value: messages of error rows and of rejected (``inference_error``) cases."""
+    the same return value: messages of error rows and of rejected (``inference_error``) cases.
+    ``samples`` (``--repeats``): the draw of each case; the units become ``(case_id, sample)``."""
 
     def commit(case: EncodedCase) -> None:
         store.put_encoded_case(case)
@@ -83,7 +94,10 @@ def run_cases_sharded(
         else:
             progress.advance(case.category, bool(case.passed))
 
-    values = run_sharded([case.id for case in cases], run_shard, payload, workers, payload.options.concurrency, commit)
+    units: list[Any] = [case.id for case in cases]
+    if samples is not None and any(samples):
+        units = [(case.id, sample) for case, sample in zip(cases, samples, strict=True)]
+    values = run_sharded(units, run_shard, payload, workers, payload.options.concurrency, commit)
     errors: list[str] = []
     rejected: list[str] = []
     for worker_errors, worker_rejected in values:
