@@ -7,13 +7,15 @@ Parsed into the same typed objects the Python API takes: :class:`ModelOptions` a
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from tooldiag.errors import UserError
-from tooldiag.models.base import ModelOptions
-from tooldiag.trajectory import GenerationConfig
+
+if TYPE_CHECKING:  # imported where used: pydantic's models cost half a second of every `--help`
+    from tooldiag.models.base import ModelOptions
+    from tooldiag.trajectory import GenerationConfig
 
 BaseUrl = Annotated[
     str | None,
@@ -99,6 +101,8 @@ def parse_extra_body(text: str | None) -> dict:
 def build_model_options(
     base_url: str | None, api_key_env: str | None, concurrency: int, no_cache: bool, max_retries: int
 ) -> ModelOptions:
+    from tooldiag.models.base import ModelOptions
+
     return ModelOptions(
         base_url=base_url,
         api_key_env=api_key_env,
@@ -117,6 +121,8 @@ def build_generation(
     extra_body: str | None,
     timeout: float,
 ) -> GenerationConfig:
+    from tooldiag.trajectory import GenerationConfig
+
     return GenerationConfig(
         temperature=temperature,
         top_p=top_p,
