@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 #: Seconds a connection waits for another writer's lock before ``database is locked``.
 BUSY_TIMEOUT_S = 30.0
@@ -37,11 +38,43 @@ class ForeignDatabaseError(sqlite3.DatabaseError):
     """An existing SQLite file that is not the kind of file the caller opens (no matching header)."""
 
 
+def _probe(target: Path, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Rows of one read-only query on ``target``, written to as little as SQLite allows.
+
+    A read-only connection first; a database in WAL mode whose shared-memory index must be
+    rebuilt (a writer was killed) cannot be read that way ("attempt to write a readonly
+    database"), so then a plain connection reads it: that rebuilds the index, as any reader
+    would, but changes neither the journal mode nor the schema.
+    """
+    for uri in (f"{target.resolve().as_uri()}?mode=ro", f"{target.resolve().as_uri()}?mode=rw"):
+        probe = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S)
+        try:
+            return probe.execute(query, params).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "readonly" not in str(exc) or uri.endswith("rw"):
+                raise
+        finally:
+            probe.close()
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def is_blank_database(path: str | Path) -> bool:
+    """``path`` is an empty file, or an SQLite database with no schema at all: what a kill while a
+    store was being created leaves (its creating transaction never committed)."""
+    target = Path(path)
+    try:
+        if target.stat().st_size == 0:
+            return True
+        return _probe(target, "SELECT COUNT(*) FROM sqlite_master")[0][0] == 0
+    except (OSError, sqlite3.Error):
+        return False
+
+
 def check_header(path: str | Path, header: Header) -> None:
     """Refuse an existing, non-empty ``path`` whose meta table does not name ``header``'s format.
 
-    Read through a read-only connection, so a foreign file is refused exactly as it was found:
-    no journal-mode switch to WAL, no tables of ours created in it (issue 20, defect 14).
+    Read as :func:`_probe` reads, so a foreign file is refused as it was found: no journal-mode
+    switch to WAL, no tables of ours created in it (issue 20, defect 14).
     """
     target = Path(path)
     try:
@@ -49,19 +82,15 @@ def check_header(path: str | Path, header: Header) -> None:
             return
     except OSError:
         return
-    probe = sqlite3.connect(f"{target.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
     try:
-        try:
-            row = probe.execute("SELECT value FROM meta WHERE key = ?", (header.format_key,)).fetchone()
-        except sqlite3.DatabaseError as exc:
-            if "no such table" in str(exc):
-                raise ForeignDatabaseError(f"no {header.format} header (no meta table)") from None
-            raise
-        if row is None or str(row[0]) != header.format:
-            found = "no" if row is None else f"a {str(row[0])!r}"
-            raise ForeignDatabaseError(f"{found} header where a {header.format!r} file has one")
-    finally:
-        probe.close()
+        rows = _probe(target, "SELECT value FROM meta WHERE key = ?", (header.format_key,))
+    except sqlite3.DatabaseError as exc:
+        if "no such table" in str(exc):
+            raise ForeignDatabaseError(f"no {header.format} header (no meta table)") from None
+        raise
+    if not rows or str(rows[0][0]) != header.format:
+        found = "no" if not rows else f"a {str(rows[0][0])!r}"
+        raise ForeignDatabaseError(f"{found} header where a {header.format!r} file has one")
 
 
 def connect(

@@ -191,7 +191,7 @@ def test_stdout_escapes_text_utf8_cannot_hold(tmp_path):
     code = (
         "import sys, typer; from tooldiag.cli import main as m\n"
         "app = typer.Typer(); app.command()(lambda: print('odd: \\ud800'))\n"
-        "m.app = app; m.main()\n"
+        "m.build_app = lambda modules: app; m.main()\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, encoding="utf-8",
                           errors="replace", env={**os.environ, "PYTHONIOENCODING": "utf-8"}, timeout=60)  # fmt: skip

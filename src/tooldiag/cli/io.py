@@ -19,7 +19,6 @@ from typing import Any, TextIO
 import typer
 
 from tooldiag.errors import UserError
-from tooldiag.store.outputs import check_output_path
 
 
 @dataclass(frozen=True)
@@ -47,6 +46,8 @@ JSONL_OUT = OutWording(
 def _prepare(out: Path, wording: OutWording) -> None:
     if wording.is_folder is not None and out.is_dir():
         raise UserError(wording.is_folder.format(out=out), hint=wording.is_folder_hint)
+    from tooldiag.store.outputs import check_output_path  # the store (pydantic) only when writing
+
     check_output_path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
 

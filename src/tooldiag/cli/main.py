@@ -33,27 +33,79 @@ COMMAND_MODULES = [
     "tooldiag.cli.score_plan",
 ]
 
-app = typer.Typer(
-    name="tooldiag",
-    help=(
-        "What tool-calling agents really do, and how far the LLM judges grading them can be "
-        "trusted.\n\nStart with `tooldiag demo` (offline, no API key), then "
-        "`tooldiag run bfcl --model openai/NAME --run-dir runs/NAME`."
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
-)
+#: The top-level name each command module registers: a command line that names one of these
+#: imports and registers only that module (and any module of ``COMMAND_MODULES`` missing
+#: here), so ``tooldiag run bfcl`` neither imports the other commands' modules nor has typer
+#: build their parameters. ``tests/test_cli_lazy.py`` checks this table against ``register``.
+COMMAND_NAMES = {
+    "demo": "tooldiag.cli.demo",
+    "run": "tooldiag.cli.run",
+    "import": "tooldiag.cli.import_",
+    "export": "tooldiag.cli.export",
+    "report": "tooldiag.cli.report",
+    "cases": "tooldiag.cli.cases",
+    "show": "tooldiag.cli.show",
+    "classify": "tooldiag.cli.classify",
+    "diagnose": "tooldiag.cli.diagnose",
+    "audit": "tooldiag.cli.audit",
+    "tau2": "tooldiag.cli.tau2",
+    "judgebench": "tooldiag.cli.judgebench",
+    "score-plan": "tooldiag.cli.score_plan",
+    "compare": "tooldiag.cli.compare",
+}
 
 
-def _load_commands() -> None:
-    for module_name in COMMAND_MODULES:
-        module = importlib.import_module(module_name)
-        module.register(app)
+def _group() -> None:
+    """Makes the app a group even with one command registered (typer would otherwise run a
+    lone command without its name: `tooldiag cases RUN` would read `cases` as RUN)."""
 
 
-_load_commands()
+def _new_app() -> typer.Typer:
+    app = typer.Typer(
+        name="tooldiag",
+        help=(
+            "What tool-calling agents really do, and how far the LLM judges grading them can be "
+            "trusted.\n\nStart with `tooldiag demo` (offline, no API key), then "
+            "`tooldiag run bfcl --model openai/NAME --run-dir runs/NAME`."
+        ),
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode="rich",
+    )
+    app.callback()(_group)
+    return app
+
+
+_APPS: dict[tuple[str, ...], typer.Typer] = {}
+
+
+def build_app(modules: tuple[str, ...] = tuple(COMMAND_MODULES)) -> typer.Typer:
+    """The CLI with the commands of ``modules`` (all of them by default), built once per set."""
+    app = _APPS.get(modules)
+    if app is None:
+        app = _new_app()
+        for module_name in modules:
+            importlib.import_module(module_name).register(app)
+        _APPS[modules] = app
+    return app
+
+
+def modules_for(args: list[str]) -> tuple[str, ...]:
+    """The command modules a command line needs: the named command's, or all of them (the
+    top-level ``--help``, no command, an unknown one: the listing needs every command)."""
+    module = COMMAND_NAMES.get(args[0]) if args else None
+    if module is None:
+        return tuple(COMMAND_MODULES)
+    named = set(COMMAND_NAMES.values())
+    return tuple(m for m in COMMAND_MODULES if m == module or m not in named)
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """``app``: the whole CLI (every command), for callers that drive typer themselves."""
+    if name == "app":
+        return build_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _surrogate_safe_streams() -> None:
@@ -73,6 +125,7 @@ def main(argv: list[str] | None = None) -> None:
     printed as a short usage message with exit status 2 (standalone mode).
     """
     _surrogate_safe_streams()
+    app = build_app(modules_for(sys.argv[1:] if argv is None else list(argv)))
     try:
         app(args=argv, standalone_mode=True)
     except SystemExit as exc:

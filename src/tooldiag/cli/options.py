@@ -7,13 +7,19 @@ Parsed into the same typed objects the Python API takes: :class:`ModelOptions` a
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from tooldiag.errors import UserError
-from tooldiag.models.base import DEFAULT_MAX_RESPONSE_BYTES, ModelOptions
-from tooldiag.trajectory import GenerationConfig
+
+if TYPE_CHECKING:  # imported where used: pydantic's models cost half a second of every `--help`
+    from tooldiag.models.base import ModelOptions
+    from tooldiag.trajectory import GenerationConfig
+
+#: ``ModelOptions.max_response_bytes``'s default, spelled here so that ``--help`` needs no pydantic import
+#: (``tests/test_cli_lazy.py`` checks that the two agree).
+DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 
 BaseUrl = Annotated[
     str | None,
@@ -114,6 +120,8 @@ def build_model_options(
     max_retries: int,
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
 ) -> ModelOptions:
+    from tooldiag.models.base import ModelOptions
+
     return ModelOptions(
         base_url=base_url,
         api_key_env=api_key_env,
@@ -133,6 +141,8 @@ def build_generation(
     extra_body: str | None,
     timeout: float,
 ) -> GenerationConfig:
+    from tooldiag.trajectory import GenerationConfig
+
     return GenerationConfig(
         temperature=temperature,
         top_p=top_p,

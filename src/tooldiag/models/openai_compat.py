@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from tooldiag.models.base import ModelBackend, ModelOptions, ModelRequest, ToolChoice
+from tooldiag.models.body_encoding import ToolListEncoder
 from tooldiag.models.cache import with_cache
 from tooldiag.models.endpoints import ClientPool, PerLoop, check_base_url, resolve_api_key
 from tooldiag.models.network import NetworkBackend
@@ -60,11 +61,7 @@ def build_request_body(
     if tools:
         body["tools"] = [t.to_openai() for t in tools]
         if tool_choice is not None:
-            body["tool_choice"] = (
-                tool_choice
-                if tool_choice in _NAMED_CHOICES
-                else {"type": "function", "function": {"name": tool_choice}}
-            )
+            body["tool_choice"] = _tool_choice_body(tool_choice)
     for field, value in (
         ("temperature", config.temperature),
         ("top_p", config.top_p),
@@ -76,6 +73,37 @@ def build_request_body(
             body[field] = value
     body.update(config.extra_body)
     return body
+
+
+def _tool_choice_body(tool_choice: str) -> str | dict[str, Any]:
+    if tool_choice in _NAMED_CHOICES:
+        return tool_choice
+    return {"type": "function", "function": {"name": tool_choice}}
+
+
+#: ``extra_body`` keys that override what :func:`encode_request_body` splices: such a body is encoded whole.
+_SPLICED_KEYS = frozenset({"model", "messages", "tools", "tool_choice"})
+
+
+def encode_request_body(
+    model: str,
+    messages: list[Message],
+    tools: list[ToolSpec] | None,
+    tool_choice: ToolChoice,
+    config: GenerationConfig,
+    encoder: ToolListEncoder | None = None,
+) -> str:
+    """``json.dumps(build_request_body(...), ensure_ascii=False)``, the same text, with the
+    tool list's JSON taken from ``encoder`` (encoded once per list, not once per step)."""
+    if encoder is None or not tools or not _SPLICED_KEYS.isdisjoint(config.extra_body):
+        return json.dumps(build_request_body(model, messages, tools, tool_choice, config), ensure_ascii=False)
+    rest = build_request_body(model, messages, None, None, config)
+    head = json.dumps({"model": rest.pop("model"), "messages": rest.pop("messages")}, ensure_ascii=False)
+    middle = f', "tools": {encoder.text(tools)}'
+    if tool_choice is not None:
+        middle += f', "tool_choice": {json.dumps(_tool_choice_body(tool_choice), ensure_ascii=False)}'
+    tail = f", {json.dumps(rest, ensure_ascii=False)[1:]}" if rest else "}"
+    return head[:-1] + middle + tail
 
 
 def _content_text(content: Any) -> str | None:
@@ -240,6 +268,9 @@ class OpenAICompatBackend(NetworkBackend[bytes, HTTPReply]):
         )
         self._url = f"{self.base_url}/chat/completions"
         self._pools: PerLoop[ClientPool[httpx.AsyncClient]] = PerLoop(lambda: ClientPool(self._new_client))
+        #: Each case's tool list is encoded once, not on every step (``models/body_encoding.py``);
+        #: about one entry per request in flight, so finished cases' tools are not kept alive.
+        self._tool_texts = ToolListEncoder(size=2 * self.concurrency + 8)
 
     def _new_client(self) -> httpx.AsyncClient:
         headers = {"Content-Type": "application/json"}
@@ -254,8 +285,10 @@ class OpenAICompatBackend(NetworkBackend[bytes, HTTPReply]):
         return f"OpenAICompatBackend(model={self.model!r}, base_url={self.base_url!r})"
 
     def build_request(self, request: ModelRequest) -> bytes:
-        body = build_request_body(self.model, request.messages, request.tools, request.tool_choice, request.config)
-        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+        body = encode_request_body(
+            self.model, request.messages, request.tools, request.tool_choice, request.config, self._tool_texts
+        )
+        return body.encode("utf-8")
 
     async def send(self, prepared: bytes, request: ModelRequest) -> HTTPReply:
         timeout_s = self.deadline_s(request)

@@ -216,23 +216,6 @@ def _config_diff(old: dict, new: dict, prefix: str = "") -> list[str]:
     return diffs
 
 
-def _is_blank_database(path: Path) -> bool:
-    """``path`` is an empty file, or an SQLite database with no schema at all: what a kill during
-    creation leaves (the creating transaction never committed), safe to create the store in."""
-    try:
-        if path.stat().st_size == 0:
-            return True
-        probe = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except (OSError, sqlite3.Error):
-        return False
-    try:
-        return probe.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
-    except sqlite3.DatabaseError:
-        return False
-    finally:
-        probe.close()
-
-
 class RunStore:
     """Read and write one run directory."""
 
@@ -354,7 +337,7 @@ class RunStore:
         cls, run_dir: Path, config: RunConfig, sort_key: SortKey | None
     ) -> tuple[RunStore, bool]:
         path = run_dir / DB_NAME
-        if path.exists() and not _is_blank_database(path):
+        if path.exists() and not sqlite.is_blank_database(path):
             store = cls.open(run_dir, sort_key=sort_key)
             diffs = _config_diff(store.config.identity(), config.identity())
             if diffs:
