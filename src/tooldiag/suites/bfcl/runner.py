@@ -226,7 +226,7 @@ async def execute_run(
             if executor == "ray":
                 from tooldiag.suites.bfcl.sharded import ShardPayload, run_cases_on_ray
 
-                urls = endpoints or [prepared.options.base_url]
+                urls: list[str | None] = list(endpoints) if endpoints else [prepared.options.base_url]
                 payloads = [ShardPayload(prepared.config, replace(prepared.options, base_url=url)) for url in urls]
                 errors, rejected, outcome = run_cases_on_ray(store, todo, payloads, progress, ray_address, workers)
                 processes = max(1, outcome.cluster_cpus)  # the cluster's task slots
