@@ -79,6 +79,8 @@ class RayOutcome:
     tasks: int = 0
     #: The Ray cluster's CPUs when the run started (the task slots).
     cluster_cpus: int = 0
+    #: Ids of the nodes whose chunks landed.
+    nodes: set[str] = field(default_factory=set)
 
 
 def check_executor(executor: str) -> str:
@@ -99,11 +101,14 @@ def import_ray() -> Any:
     return ray
 
 
-def _run_chunk(entry: WorkerEntry, payload: Any, units: list[Any], concurrency: int) -> tuple[list[Any], Any]:
-    """What one Ray task runs: ``entry`` over ``units`` in a fresh event loop; its results and value."""
+def _run_chunk(entry: WorkerEntry, payload: Any, units: list[Any], concurrency: int) -> tuple[list[Any], Any, str]:
+    """What one Ray task runs: ``entry`` over ``units`` in a fresh event loop; its results and
+    value, and the node it ran on (the summary counts the nodes that did work)."""
+    import ray
+
     results: list[Any] = []
     value = asyncio.run(entry(payload, units, concurrency, results.append))
-    return results, value
+    return results, value, ray.get_runtime_context().get_node_id()
 
 
 @dataclass
@@ -236,7 +241,7 @@ def _land(
 ) -> None:
     """Commit a finished chunk, resubmit one lost to a dying worker, or raise the entry's error."""
     try:
-        results, value = ray.get(ref)
+        results, value, node = ray.get(ref)
     except ray.exceptions.RayTaskError as exc:  # the entry raised: stop, as a local run would
         raise _cause(exc) from None
     except ray.exceptions.RayError as exc:  # the worker or its node died: nothing of it arrived
@@ -250,6 +255,7 @@ def _land(
         outcome.unit_retries += len(chunk.units)
         pending.appendleft(chunk)
         return
+    outcome.nodes.add(node)
     for result in results:
         on_result(result)
     outcome.values.append(value)

@@ -210,8 +210,9 @@ async def execute_run(
     ``workers`` (``None``: one per core, :func:`tooldiag.runner.shard.plan_workers`) above 1 runs
     them in that many processes, the parent the only writer (:mod:`tooldiag.suites.bfcl.sharded`).
     ``executor="ray"`` runs them as Ray tasks instead (on the cluster at ``ray_address``, or a
-    local Ray of ``workers`` CPUs), spread round-robin over ``endpoints`` (base URLs; default:
-    the options' one); the driver, this process, stays the only writer.
+    local Ray of ``workers`` CPUs; at most ``workers`` tasks at a time, 1 or ``None``: the
+    cluster's CPUs), spread round-robin over ``endpoints`` (base URLs; default: the options'
+    one); the driver, this process, stays the only writer.
     """
     progress = progress or NullProgress()
     started = time.perf_counter()
@@ -228,7 +229,10 @@ async def execute_run(
 
                 urls: list[str | None] = list(endpoints) if endpoints else [prepared.options.base_url]
                 payloads = [ShardPayload(prepared.config, replace(prepared.options, base_url=url)) for url in urls]
-                errors, rejected, outcome = run_cases_on_ray(store, todo, payloads, progress, ray_address, workers)
+                # ``workers`` caps the tasks in flight (and sizes a local Ray); the API's default, 1,
+                # and ``None`` mean the cluster's CPUs: one task in flight would defeat the cluster
+                tasks = workers if workers is not None and workers > 1 else None
+                errors, rejected, outcome = run_cases_on_ray(store, todo, payloads, progress, ray_address, tasks)
                 processes = max(1, outcome.cluster_cpus)  # the cluster's task slots
             elif processes > 1:
                 from tooldiag.suites.bfcl.sharded import ShardPayload, run_cases_sharded
