@@ -258,7 +258,7 @@ def test_a_node_then_the_driver_killed_resume_to_one_row_per_case(cluster, tmp_p
         try:
             try:
                 _wait_for_rows(run_dir, 2, driver)
-                cluster.remove_node(cluster.worker_nodes[0], allow_graceful=False)
+                cluster.remove_node(min(cluster.worker_nodes, key=lambda node: node.unique_id), allow_graceful=False)
                 _wait_for_rows(run_dir, 6, driver)
             finally:
                 os.kill(driver.pid, signal.SIGKILL)
