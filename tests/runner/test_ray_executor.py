@@ -199,6 +199,17 @@ def test_two_faulty_endpoints_grade_every_case_once(cluster, tmp_path, replay_ta
     assert _rows(tmp_path / "faulty") == whole_run
 
 
+@pytest.mark.slow
+def test_a_fatal_model_error_in_a_ray_task_stops_the_run_with_its_own_message(cluster, tmp_path):
+    from tooldiag.errors import UserError
+
+    options = ModelOptions(base_url="http://127.0.0.1:9/v1", cache=False, max_retries=0)  # nothing listens on 9
+    with pytest.raises(UserError, match=r"model openai/x failed: .*unreachable") as caught:
+        run_bfcl("openai/x", tmp_path / "run", limit=1, options=options, executor="ray", ray_address=cluster.address)
+    assert "RayTaskError" not in type(caught.value).__name__  # the worker's own error, not Ray's wrapper
+    assert _stored_rows(tmp_path / "run") == 0
+
+
 class _RemoveWorkerNodes:
     """A progress sink that removes both worker nodes once ``after`` cases are stored: the head alone
     finishes the run. At that moment two of the three one-CPU nodes run a chunk (the third's just
