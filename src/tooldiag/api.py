@@ -87,6 +87,9 @@ def run_bfcl(
     progress: ProgressSink | None = None,
     workers: int | None = 1,
     repeats: int = 1,
+    executor: str = "local",
+    ray_address: str | None = None,
+    base_urls: Sequence[str] | None = None,
 ) -> RunSummary:
     """``tooldiag run bfcl``: run (or resume) ``model`` on BFCL multi-turn into ``run_dir``.
 
@@ -97,6 +100,9 @@ def run_bfcl(
     ``workers`` above 1 shards the cases over that many processes (``None``: one per core, as
     ``--workers`` left out does); the default, 1, runs in this process. Workers are spawned, so a
     script that asks for them runs this under ``if __name__ == "__main__":``.
+    ``executor="ray"`` runs the cases as Ray tasks (``ray_address``: ``auto`` or ``HOST:PORT``;
+    ``None`` starts a local Ray), spread round-robin over ``base_urls`` when several are given
+    (docs/distributed.md).
     """
     from tooldiag.suites.bfcl.runner import run_bfcl as run
 
@@ -112,6 +118,9 @@ def run_bfcl(
         progress=progress,
         workers=workers,
         repeats=repeats,
+        executor=executor,
+        ray_address=ray_address,
+        base_urls=list(base_urls) if base_urls else None,
     )
 
 

@@ -40,7 +40,13 @@ def print_summary(summary, console=None) -> None:
     on = f" in {workers} worker processes" if workers > 1 else ""
     repeats = getattr(summary, "repeats", 1)
     units = f"(case, sample) units ({repeats} samples per case)" if repeats > 1 else "cases"
+    if getattr(summary, "executor", "local") == "ray":
+        on = f" on Ray ({workers} CPUs, {getattr(summary, 'endpoints', 1)} endpoints)"
     console.print(f"{summary.ran} {units} run, {summary.skipped} already finished, {summary.wall_s:.1f}s{on}")
+    if getattr(summary, "executor", "local") == "ray":
+        console.print(
+            f"ray executor: {summary.unit_retries} case retries, {summary.worker_losses} worker losses", highlight=False
+        )
     usage = getattr(summary, "usage", None)
     if usage is not None:  # the whole run, every session (docs/evidence.md, "Run summary")
         console.print("run summary: " + "\n             ".join(usage.lines()), highlight=False)
@@ -89,7 +95,18 @@ def run_bfcl_command(
             help="Inference-time probe: sri, sri:no_history, ..., cri-retry, cri-bypass (see docs/probes.md).",
         ),
     ] = None,
-    base_url: opt.BaseUrl = None,
+    base_url: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--base-url",
+            help=(
+                "Endpoint, e.g. http://127.0.0.1:8000/v1 for vLLM, SGLang, Ollama, llama.cpp (openai/* also "
+                "reads OPENAI_BASE_URL). Repeat it to spread the cases round-robin over several endpoints "
+                "(needs --executor ray)."
+            ),
+            rich_help_panel="Model",
+        ),
+    ] = None,
     api_key_env: opt.ApiKeyEnv = None,
     concurrency: opt.Concurrency = 8,
     temperature: opt.Temperature = 0.0,
@@ -125,6 +142,23 @@ def run_bfcl_command(
             ),
         ),
     ] = 1,
+    executor: Annotated[
+        str,
+        typer.Option(
+            "--executor",
+            help=(
+                "local: this process (or --workers processes); ray: Ray tasks on a cluster, the driver "
+                "alone writes the run (pip install 'tooldiag[ray]'; docs/distributed.md)."
+            ),
+        ),
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            help="With --executor ray: auto (the cluster `ray start` made here) or HOST:PORT. Default: a local Ray.",
+        ),
+    ] = None,
 ) -> None:
     """Run MODEL on BFCL multi-turn (FC mode, BFCL's loop and step cap) and grade every case
     with BFCL's own checker. Finished cases are committed one by one: re-run the same
@@ -135,12 +169,18 @@ def run_bfcl_command(
     All cores: tooldiag run bfcl --model ref/oracle --run-dir runs/oracle --workers 4 --concurrency 32
 
     Three draws per case: tooldiag run bfcl --model ref/coin --run-dir runs/coin --repeats 3 --seed 7
+
+    A Ray cluster, two endpoints: tooldiag run bfcl --model openai/Qwen3-8B --executor ray --ray-address auto
+    --base-url http://gpu1:8000/v1 --base-url http://gpu2:8000/v1 --concurrency 64 --run-dir runs/qwen3
     """
     from tooldiag.api import run_bfcl
     from tooldiag.cli.progress import run_progress
 
     generation = opt.build_generation(temperature, top_p, max_tokens, seed, stop, extra_body, timeout)
-    options = opt.build_model_options(base_url, api_key_env, concurrency, no_cache, max_retries, max_response_bytes)
+    urls = list(base_url or [])
+    options = opt.build_model_options(
+        urls[0] if urls else None, api_key_env, concurrency, no_cache, max_retries, max_response_bytes
+    )
     with run_progress(f"bfcl {model}", enabled=not quiet) as progress:
         summary = run_bfcl(
             model,
@@ -154,6 +194,9 @@ def run_bfcl_command(
             progress=progress,
             workers=workers,
             repeats=repeats,
+            executor=executor,
+            ray_address=ray_address,
+            base_urls=urls if len(urls) > 1 else None,
         )
     print_summary(summary)
 

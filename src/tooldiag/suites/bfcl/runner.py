@@ -17,7 +17,7 @@ import asyncio
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -59,6 +59,14 @@ class RunSummary:
     workers: int = 1
     #: Draws per case (``--repeats``); ``ran`` and ``skipped`` count (case, sample) units.
     repeats: int = 1
+    #: ``local`` (this process or ``--workers`` processes) or ``ray`` (``--executor ray``).
+    executor: str = "local"
+    #: With ``--executor ray``: cases submitted again because their worker or node died, and
+    #: the Ray tasks so lost (:class:`tooldiag.runner.ray_executor.RayOutcome`).
+    unit_retries: int = 0
+    worker_losses: int = 0
+    #: Endpoints the cases were spread over (``--base-url`` given more than once).
+    endpoints: int = 1
 
     def categories(self) -> list[str]:
         """The categories of the run, in BFCL's order (the summary table's rows)."""
@@ -211,11 +219,18 @@ async def execute_run(
     probe_factory: Callable[[], Probe] | None = None,
     progress: ProgressSink | None = None,
     workers: int | None = 1,
+    executor: str = "local",
+    ray_address: str | None = None,
+    endpoints: list[str] | None = None,
 ) -> RunSummary:
     """Run the prepared cases that are not finished yet; closes the store.
 
     ``workers`` (``None``: one per core, :func:`tooldiag.runner.shard.plan_workers`) above 1 runs
     them in that many processes, the parent the only writer (:mod:`tooldiag.suites.bfcl.sharded`).
+    ``executor="ray"`` runs them as Ray tasks instead (on the cluster at ``ray_address``, or a
+    local Ray of ``workers`` CPUs; at most ``workers`` tasks at a time, 1 or ``None``: the
+    cluster's CPUs), spread round-robin over ``endpoints`` (base URLs; default: the options'
+    one); the driver, this process, stays the only writer.
     """
     progress = progress or NullProgress()
     started = time.perf_counter()
@@ -229,8 +244,21 @@ async def execute_run(
         total = len(cases) * repeats
         progress.start(total, total - len(todo), store.status_counts())
         processes = plan_workers(workers, len(todo), prepared.options.concurrency)
+        outcome = None
         try:
-            if processes > 1:
+            if executor == "ray":
+                from tooldiag.suites.bfcl.sharded import ShardPayload, run_cases_on_ray
+
+                urls: list[str | None] = list(endpoints) if endpoints else [prepared.options.base_url]
+                payloads = [ShardPayload(prepared.config, replace(prepared.options, base_url=url)) for url in urls]
+                # ``workers`` caps the tasks in flight (and sizes a local Ray); the API's default, 1,
+                # and ``None`` mean the cluster's CPUs: one task in flight would defeat the cluster
+                tasks = workers if workers is not None and workers > 1 else None
+                errors, rejected, outcome = run_cases_on_ray(
+                    store, todo, payloads, progress, ray_address, tasks, samples
+                )
+                processes = max(1, outcome.cluster_cpus)  # the cluster's task slots
+            elif processes > 1:
                 from tooldiag.suites.bfcl.sharded import ShardPayload, run_cases_sharded
 
                 payload = ShardPayload(prepared.config, prepared.options)
@@ -261,6 +289,10 @@ async def execute_run(
             usage=usage_now(store),
             workers=processes,
             repeats=repeats,
+            executor=executor,
+            unit_retries=outcome.unit_retries if outcome else 0,
+            worker_losses=outcome.worker_losses if outcome else 0,
+            endpoints=len(endpoints) if endpoints else 1,
         )
     finally:
         store.close()
@@ -289,6 +321,9 @@ def run_bfcl(
     progress: ProgressSink | None = None,
     workers: int | None = 1,
     repeats: int = 1,
+    executor: str = "local",
+    ray_address: str | None = None,
+    base_urls: list[str] | None = None,
 ) -> RunSummary:
     """Python API (and ``tooldiag run bfcl``): run ``model`` (``provider/name``) on BFCL
     multi-turn into ``run_dir``, or resume it.
@@ -299,15 +334,32 @@ def run_bfcl(
     Bad input (a model string without provider, an unknown category or probe, a run
     directory holding another run) is refused before anything is written. ``workers`` above 1
     (``None``: one per core) shards the cases over that many processes (``--workers``).
+    ``executor="ray"`` runs the cases as Ray tasks (``--executor ray``, ``ray_address``: ``auto``
+    or ``HOST:PORT``, ``None`` a local Ray); ``base_urls`` (more than one needs Ray) spreads them
+    round-robin over several endpoints.
     Example: ``run_bfcl("ref/oracle", "runs/oracle", categories=["base"], limit=5)``.
     """
     from tooldiag.models.registry import split_model_string
+    from tooldiag.runner.ray_executor import check_executor, import_ray
     from tooldiag.suites.bfcl.data import normalise_category
 
     split_model_string(model)
     if repeats < 1:
         raise UserError(f"--repeats must be 1 or more, got {repeats}", hint="e.g. --repeats 3, or leave it out")
+    check_executor(executor)
+    if executor == "ray":
+        import_ray()  # missing Ray is refused before anything is written
+    elif ray_address is not None:
+        raise UserError("--ray-address needs --executor ray", hint="add --executor ray, or drop --ray-address")
     options = options or ModelOptions()
+    endpoints = list(base_urls) if base_urls else None
+    if endpoints and len(endpoints) > 1 and executor != "ray":
+        raise UserError(
+            f"{len(endpoints)} --base-url given: spreading cases over several endpoints needs --executor ray",
+            hint="add --executor ray (a local Ray starts by itself), or give one --base-url",
+        )
+    if endpoints:
+        options = replace(options, base_url=endpoints[0])
     config = RunConfig(
         suite="bfcl",
         model=model,
@@ -315,7 +367,8 @@ def run_bfcl(
         case_ids=ids,
         limit=limit,
         generation=generation or GenerationConfig(),
-        base_url=public_url(options.base_url),  # the store keeps no user:pass@ or ?key= (options keep them)
+        # the store keeps no user:pass@ or ?key= (options keep them); several endpoints: all, comma-joined
+        base_url=",".join(public_url(url) or "" for url in endpoints) if endpoints else public_url(options.base_url),
         probe=probe,
         repeats=repeats,
     )
@@ -326,4 +379,4 @@ def run_bfcl(
         probe_factory = make_probe_factory(probe)
     plan_workers(workers, 1, 1)  # a bad --workers is refused before anything is written
     prepared = prepare_run(config, run_dir, options)
-    return asyncio.run(execute_run(prepared, probe_factory, progress, workers))
+    return asyncio.run(execute_run(prepared, probe_factory, progress, workers, executor, ray_address, endpoints))

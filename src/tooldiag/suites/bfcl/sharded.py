@@ -1,4 +1,5 @@
-"""``tooldiag run bfcl --workers N``: the cases of one run over N processes, one writer.
+"""``tooldiag run bfcl --workers N`` / ``--executor ray``: the cases of one run over N processes
+(or Ray tasks on a cluster), one writer.
 
 Each worker rebuilds what it needs from picklable inputs (:class:`ShardPayload`: the run's
 config and model options, never a live backend), loads its cases by id, and runs them through
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tooldiag.models.base import ModelOptions
 from tooldiag.models.registry import resolve_model
@@ -22,6 +23,9 @@ from tooldiag.store import RunStore
 from tooldiag.store.rundb import EncodedCase, encode_case
 from tooldiag.suites.bfcl.data import BfclCase
 from tooldiag.trajectory import CaseTrajectory, Grade, RunConfig
+
+if TYPE_CHECKING:
+    from tooldiag.runner.ray_executor import RayOutcome
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,37 @@ async def run_shard(payload: ShardPayload, case_ids: list[Any], concurrency: int
         await model.aclose()
 
 
+def _committer(store: RunStore, progress: ProgressSink | None) -> Callable[[EncodedCase], None]:
+    """What the one writer does with each case a worker sends: insert it, report progress."""
+
+    def commit(case: EncodedCase) -> None:
+        store.put_encoded_case(case)
+        if progress is None:
+            return
+        if case.passed is None:  # an error row, as runner.case_outcome reports it
+            progress.advance(ERROR_LABEL, None)
+        else:
+            progress.advance(case.category, bool(case.passed))
+
+    return commit
+
+
+def _units(cases: list[BfclCase], samples: list[int] | None) -> list[Any]:
+    """Case ids, or ``(case_id, sample)`` pairs when some unit is a draw above 0 (``--repeats``)."""
+    if samples is not None and any(samples):
+        return [(case.id, sample) for case, sample in zip(cases, samples, strict=True)]
+    return [case.id for case in cases]
+
+
+def _merge(values: list[Any]) -> tuple[list[str], list[str]]:
+    errors: list[str] = []
+    rejected: list[str] = []
+    for worker_errors, worker_rejected in values:
+        errors.extend(worker_errors)
+        rejected.extend(worker_rejected)
+    return errors, rejected
+
+
 def run_cases_sharded(
     store: RunStore,
     cases: list[BfclCase],
@@ -84,23 +119,33 @@ def run_cases_sharded(
     """:func:`run_cases` over ``workers`` processes (``payload.options.concurrency`` in all);
     the same return value: messages of error rows and of rejected (``inference_error``) cases.
     ``samples`` (``--repeats``): the draw of each case; the units become ``(case_id, sample)``."""
+    commit = _committer(store, progress)
+    values = run_sharded(_units(cases, samples), run_shard, payload, workers, payload.options.concurrency, commit)
+    return _merge(values)
 
-    def commit(case: EncodedCase) -> None:
-        store.put_encoded_case(case)
-        if progress is None:
-            return
-        if case.passed is None:  # an error row, as runner.case_outcome reports it
-            progress.advance(ERROR_LABEL, None)
-        else:
-            progress.advance(case.category, bool(case.passed))
 
-    units: list[Any] = [case.id for case in cases]
-    if samples is not None and any(samples):
-        units = [(case.id, sample) for case, sample in zip(cases, samples, strict=True)]
-    values = run_sharded(units, run_shard, payload, workers, payload.options.concurrency, commit)
-    errors: list[str] = []
-    rejected: list[str] = []
-    for worker_errors, worker_rejected in values:
-        errors.extend(worker_errors)
-        rejected.extend(worker_rejected)
-    return errors, rejected
+def run_cases_on_ray(
+    store: RunStore,
+    cases: list[BfclCase],
+    payloads: list[ShardPayload],
+    progress: ProgressSink | None = None,
+    address: str | None = None,
+    tasks: int | None = None,
+    samples: list[int] | None = None,
+) -> tuple[list[str], list[str], RayOutcome]:
+    """:func:`run_cases` as Ray tasks (``--executor ray``), one payload per endpoint (cases dealt
+    round-robin over them), the driver the one writer; also returns the executor's fault counts."""
+    from tooldiag.runner.ray_executor import run_on_ray
+
+    outcome = run_on_ray(
+        _units(cases, samples),
+        run_shard,
+        payloads,
+        payloads[0].options.concurrency,
+        _committer(store, progress),
+        address=address,
+        tasks=tasks,
+        num_cpus=tasks,
+    )
+    errors, rejected = _merge(outcome.values)
+    return errors, rejected, outcome

@@ -1,0 +1,293 @@
+"""``run bfcl --executor ray`` (issue 17): on a local multi-node Ray cluster the driver stores, case by
+case, what a local run stores; faulty endpoints, a dying node and a ``kill -9`` of the driver leave
+exactly one row per case, graded as an uninterrupted run grades it.
+
+The cluster (``ray.cluster_utils.Cluster``, a head and two worker nodes of one CPU each, no dashboard,
+a small object store) starts once per module: Ray's start-up costs about 20 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.bfcl_replay import record_policy
+from tests.support.fake_openai import FakeOpenAIServer, FaultSpec
+from tooldiag.api import classifier, run_bfcl
+from tooldiag.models import ModelOptions
+from tooldiag.runner.ray_executor import MAX_CHUNK_UNITS, plan_chunks
+from tooldiag.store import RunStore
+from tooldiag.suites.bfcl.data import load_cases
+from tooldiag.suites.bfcl.export import export_cases
+
+ROOT = Path(__file__).resolve().parents[2]
+REPLAYED = 24  # base cases the fake server can answer
+ORACLE_PER_CATEGORY = 10  # 40 cases in CI; bench/ray_executor.py runs all 800
+OBJECT_STORE_BYTES = 80 * 1024 * 1024
+
+
+# -- no cluster needed ---------------------------------------------------------------------
+def test_chunks_hold_every_unit_once_dealt_round_robin_over_endpoints():
+    units = list(range(103))
+    chunks = plan_chunks(units, endpoints=2, slots=3)
+    seen = [unit for chunk in chunks for unit in chunk.units]
+    assert sorted(seen) == units
+    assert all(1 <= len(chunk.units) <= MAX_CHUNK_UNITS for chunk in chunks)
+    for chunk in chunks:  # endpoint k serves units k, k + 2, ...
+        assert {unit % 2 for unit in chunk.units} == {chunk.payload_index}
+    assert [chunk.payload_index for chunk in chunks[:4]] == [0, 1, 0, 1]  # both endpoints busy from the start
+
+
+def test_without_ray_the_run_fails_with_one_line_naming_the_install_command(tmp_path):
+    script = "import sys; sys.modules['ray'] = None; from tooldiag.cli.main import main; main()"
+    command = [sys.executable, "-c", script, "run", "bfcl", "--model", "ref/oracle", "--limit", "1"]
+    command += ["--executor", "ray", "-q", "--run-dir", str(tmp_path / "run")]
+    finished = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert finished.returncode == 2, finished.stderr
+    lines = [line for line in (finished.stdout + finished.stderr).splitlines() if line.strip()]
+    assert len([line for line in lines if line.startswith("error:")]) == 1, lines
+    assert "pip install 'tooldiag[ray]'" in finished.stdout + finished.stderr
+    assert "Traceback" not in finished.stderr
+    assert not (tmp_path / "run").exists()  # refused before anything was written
+
+
+def test_several_endpoints_without_ray_are_refused(tmp_path):
+    from tooldiag.errors import UserError
+
+    with pytest.raises(UserError, match="needs --executor ray"):
+        run_bfcl("ref/oracle", tmp_path / "run", limit=1, base_urls=["http://a/v1", "http://b/v1"])
+    assert not (tmp_path / "run").exists()
+
+
+# -- the cluster ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    started = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "include_dashboard": False, "object_store_memory": OBJECT_STORE_BYTES},
+    )
+    try:
+        for _ in range(2):
+            started.add_node(num_cpus=1, object_store_memory=OBJECT_STORE_BYTES)
+        started.wait_for_nodes()
+        yield started
+    finally:
+        started.shutdown()
+
+
+def _restore_workers(cluster: Any, nodes: int = 2) -> None:
+    """Bring the cluster back to ``nodes`` worker nodes after a test removed some."""
+    while len(cluster.worker_nodes) < nodes:
+        cluster.add_node(num_cpus=1, object_store_memory=OBJECT_STORE_BYTES)
+    cluster.wait_for_nodes()
+
+
+@pytest.fixture(scope="module")
+def replay_table():
+    """What ``ref/oracle`` answers to every request of the first base cases, for the fake servers."""
+    recorder = asyncio.run(record_policy(load_cases(["base"], limit=REPLAYED)))
+    assert not recorder.conflicts
+    return recorder.table
+
+
+@pytest.fixture(scope="module")
+def whole_run(replay_table, tmp_path_factory) -> dict[str, dict]:
+    """The rows of an uninterrupted one-process run over HTTP, no faults: what every Ray run must store."""
+    run_dir = tmp_path_factory.mktemp("whole") / "run"
+    with FakeOpenAIServer(responder=replay_table, record=False) as server:
+        run_bfcl("openai/replay", run_dir, categories=["base"], limit=REPLAYED, options=_http_options(server))
+    rows = _rows(run_dir)
+    assert len(rows) == REPLAYED and all(row["passed"] for row in rows.values())  # the replay is the oracle
+    return rows
+
+
+def _http_options(server: FakeOpenAIServer, concurrency: int = 4) -> ModelOptions:
+    return ModelOptions(base_url=_url(server), cache=False, concurrency=concurrency)
+
+
+def _url(server: FakeOpenAIServer) -> str:
+    return f"{server.root_url}/base/v1"
+
+
+def _rows(run_dir: Path) -> dict[str, dict]:
+    """The exported rows of a run, by case id, with each case's grade (no timestamps or latency)."""
+    store = RunStore.open(run_dir)
+    try:
+        grades = {record.case_id: record.grade for record in store.iter_cases()}
+        rows = export_cases(store, classifier("default"))
+    finally:
+        store.close()
+    return {row["case_id"]: {**row, "grade": grades[row["case_id"]]} for row in rows}
+
+
+def _stored_once(run_dir: Path) -> tuple[int, int]:
+    """(rows in the store, rows its writing sessions say they stored): equal when none was stored twice."""
+    store = RunStore.open(run_dir)
+    try:
+        return store.count(), sum(session["cases"] for session in store.sessions())
+    finally:
+        store.close()
+
+
+def _stored_rows(run_dir: Path) -> int:
+    path = run_dir / "run.sqlite"
+    if not path.exists():
+        return 0
+    try:
+        with sqlite3.connect(path, timeout=5) as conn:
+            return conn.execute("SELECT COUNT(*) FROM cases").fetchone()[0]
+    except sqlite3.OperationalError:  # created but no table yet
+        return 0
+
+
+@pytest.mark.slow
+def test_the_oracle_on_ray_grades_every_case_as_the_local_executor(cluster, tmp_path):
+    local = run_bfcl("ref/oracle", tmp_path / "local", limit=ORACLE_PER_CATEGORY)
+    on_ray = run_bfcl(
+        "ref/oracle", tmp_path / "ray", limit=ORACLE_PER_CATEGORY, executor="ray", ray_address=cluster.address
+    )
+    expected = _rows(tmp_path / "local")
+    assert len(expected) == 4 * ORACLE_PER_CATEGORY == on_ray.ran
+    assert all(row["passed"] for row in expected.values())
+    assert _rows(tmp_path / "ray") == expected
+    assert on_ray.counts == local.counts and on_ray.executor == "ray" and on_ray.workers == 3
+    assert _stored_once(tmp_path / "ray") == (on_ray.ran, on_ray.ran)
+
+
+@pytest.mark.slow
+def test_two_faulty_endpoints_grade_every_case_once(cluster, tmp_path, replay_table, whole_run):
+    servers = [
+        FakeOpenAIServer(
+            responder=replay_table,
+            record=False,
+            faults=FaultSpec(
+                rate_429=0.0125, rate_500=0.0125, rate_malformed=0.0125, rate_stall=0.0125, stall_s=0.2, seed=seed
+            ),
+        )
+        for seed in (1, 2)
+    ]
+    with servers[0], servers[1]:
+        summary = run_bfcl(
+            "openai/replay",
+            tmp_path / "faulty",
+            categories=["base"],
+            limit=REPLAYED,
+            options=ModelOptions(cache=False, concurrency=4),
+            executor="ray",
+            ray_address=cluster.address,
+            base_urls=[_url(server) for server in servers],
+        )
+        answered = [sum(server.outcomes.values()) for server in servers]
+        injected = sum(count for server in servers for kind, count in server.outcomes.items() if kind != "ok")
+    assert all(answered), answered  # both endpoints served cases
+    assert injected, [server.outcomes for server in servers]  # faults were injected (and retried)
+    assert summary.errors == [] and summary.ran == REPLAYED and summary.endpoints == 2
+    assert _stored_once(tmp_path / "faulty") == (REPLAYED, REPLAYED)
+    assert _rows(tmp_path / "faulty") == whole_run
+
+
+@pytest.mark.slow
+def test_a_fatal_model_error_in_a_ray_task_stops_the_run_with_its_own_message(cluster, tmp_path):
+    from tooldiag.errors import UserError
+
+    options = ModelOptions(base_url="http://127.0.0.1:9/v1", cache=False, max_retries=0)  # nothing listens on 9
+    with pytest.raises(UserError, match=r"model openai/x failed: .*unreachable") as caught:
+        run_bfcl("openai/x", tmp_path / "run", limit=1, options=options, executor="ray", ray_address=cluster.address)
+    assert "RayTaskError" not in type(caught.value).__name__  # the worker's own error, not Ray's wrapper
+    assert _stored_rows(tmp_path / "run") == 0
+
+
+class _RemoveWorkerNodes:
+    """A progress sink that removes both worker nodes once ``after`` cases are stored: the head alone
+    finishes the run. At that moment two of the three one-CPU nodes run a chunk (the third's just
+    landed), so at least one removed node takes a chunk down with it: a worker loss, its cases
+    retried. ``after`` is a few chunks in, so that every node's worker process has started (a task
+    whose worker had not started yet Ray itself moves, unseen)."""
+
+    def __init__(self, cluster: Any, after: int) -> None:
+        self.cluster, self.after, self.stored, self.removed = cluster, after, 0, 0
+
+    def start(self, total, done_already, tallies=None) -> None:
+        pass
+
+    def advance(self, label, ok=None) -> None:
+        self.stored += 1
+        if self.stored == self.after:
+            for node in list(self.cluster.worker_nodes):
+                self.cluster.remove_node(node, allow_graceful=False)
+                self.removed += 1
+
+    def finish(self) -> None:
+        pass
+
+
+@pytest.mark.slow
+def test_nodes_removed_mid_run_have_their_cases_retried_and_counted(cluster, tmp_path, replay_table, whole_run):
+    remover = _RemoveWorkerNodes(cluster, after=8)
+    try:
+        with FakeOpenAIServer(responder=replay_table, record=False, latency_s=0.1) as server:
+            summary = run_bfcl(
+                "openai/replay",
+                tmp_path / "lost",
+                categories=["base"],
+                limit=REPLAYED,
+                options=_http_options(server),
+                executor="ray",
+                ray_address=cluster.address,
+                progress=remover,
+            )
+    finally:
+        _restore_workers(cluster)
+    assert remover.removed == 2
+    assert summary.worker_losses >= 1 and summary.unit_retries >= 1
+    assert _stored_once(tmp_path / "lost") == (REPLAYED, REPLAYED)
+    assert _rows(tmp_path / "lost") == whole_run
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="kill -9 of a subprocess")
+def test_a_node_then_the_driver_killed_resume_to_one_row_per_case(cluster, tmp_path, replay_table, whole_run):
+    run_dir = tmp_path / "killed"
+    with FakeOpenAIServer(responder=replay_table, record=False, latency_s=0.05) as server:
+        command = [sys.executable, "-m", "tooldiag", "run", "bfcl", "--model", "openai/replay", "--categories"]
+        command += ["base", "--limit", str(REPLAYED), "--base-url", _url(server), "--no-cache", "--concurrency", "4"]
+        command += ["--executor", "ray", "--ray-address", cluster.address, "-q", "--run-dir", str(run_dir)]
+        driver = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            try:
+                _wait_for_rows(run_dir, 2, driver)
+                cluster.remove_node(min(cluster.worker_nodes, key=lambda node: node.unique_id), allow_graceful=False)
+                _wait_for_rows(run_dir, 6, driver)
+            finally:
+                os.kill(driver.pid, signal.SIGKILL)
+                driver.wait()
+            assert driver.returncode == -signal.SIGKILL, driver.stderr.read() if driver.stderr else ""
+            partial = _stored_rows(run_dir)
+            assert 6 <= partial < REPLAYED
+            finished = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240)
+        finally:
+            _restore_workers(cluster)
+        assert finished.returncode == 0, finished.stderr
+    assert f"{REPLAYED - partial} cases run, {partial} already finished" in finished.stdout
+    assert _stored_once(run_dir) == (REPLAYED, REPLAYED)
+    assert _rows(run_dir) == whole_run
+
+
+def _wait_for_rows(run_dir: Path, rows: int, driver: subprocess.Popen, deadline_s: float = 120.0) -> None:
+    deadline = time.monotonic() + deadline_s
+    while _stored_rows(run_dir) < rows and driver.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _stored_rows(run_dir) >= rows, driver.stderr.read() if driver.poll() is not None and driver.stderr else ""
