@@ -23,6 +23,7 @@ from tooldiag.cli.options import (
     MaxTokens,
     NoCache,
     Timeout,
+    build_model_options,
 )
 
 app = typer.Typer(
@@ -84,17 +85,8 @@ def _temperature(value: str) -> float | None:
         ) from None
 
 
-def _options(base_url, api_key_env, concurrency, no_cache, max_retries, max_response_bytes=DEFAULT_MAX_RESPONSE_BYTES):
-    from tooldiag.models.base import ModelOptions
-
-    return ModelOptions(
-        base_url=base_url,
-        api_key_env=api_key_env,
-        concurrency=concurrency,
-        cache=not no_cache,
-        max_retries=max_retries,
-        max_response_bytes=max_response_bytes,
-    )
+#: The model options of every judgebench command (one builder for the whole CLI).
+_options = build_model_options
 
 
 @app.command("predict")

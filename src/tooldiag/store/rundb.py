@@ -179,6 +179,11 @@ def encode_case(trajectory: CaseTrajectory, grade: Grade | None, sample: int = 0
     )
 
 
+def _row_values(case: EncodedCase) -> tuple[Any, ...]:
+    """``case``'s columns in table order (case_id, category, status, passed, error_type, grade, trajectory)."""
+    return (case.case_id, case.category, case.status, case.passed, case.error_type, case.grade, case.trajectory)
+
+
 def _json_list(text: str | None) -> list[dict[str, Any]]:
     """A meta row holding a JSON list of objects; anything else (absent, damaged) reads as empty."""
     if text is None:
@@ -462,21 +467,16 @@ class RunStore:
                 "INSERT OR REPLACE INTO cases(case_id, category, status, "
                 "passed, error_type, grade, trajectory, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    case.case_id,
-                    case.category,
-                    case.status,
-                    case.passed,
-                    case.error_type,
-                    case.grade,
-                    case.trajectory,
-                    sqlite.unix_time(),
-                ),
+                (*_row_values(case), sqlite.unix_time()),
             )
-            if self._session is not None:
-                self._session.cases += 1
-                self._session.errors += int(case.status == "error")
-                self._update_session()
+            self._count_in_session(case)
+
+    def _count_in_session(self, case: EncodedCase) -> None:
+        """Count ``case`` in this process's session, in the case's own transaction (a kill leaves them consistent)."""
+        if self._session is not None:
+            self._session.cases += 1
+            self._session.errors += int(case.status == "error")
+            self._update_session()
 
     def _put_sample(self, case: EncodedCase) -> None:
         """A draw above 0: the ``samples`` row (the table made on first use), in one transaction."""
@@ -486,22 +486,9 @@ class RunStore:
                 "INSERT OR REPLACE INTO samples(case_id, sample, category, status, "
                 "passed, error_type, grade, trajectory, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    case.case_id,
-                    case.sample,
-                    case.category,
-                    case.status,
-                    case.passed,
-                    case.error_type,
-                    case.grade,
-                    case.trajectory,
-                    sqlite.unix_time(),
-                ),
+                (case.case_id, case.sample, *_row_values(case)[1:], sqlite.unix_time()),
             )
-            if self._session is not None:
-                self._session.cases += 1
-                self._session.errors += int(case.status == "error")
-                self._update_session()
+            self._count_in_session(case)
 
     # -- reading -----------------------------------------------------------------
     def _has_samples(self) -> bool:
