@@ -8,7 +8,9 @@ exit status 2 (never a traceback).
 from __future__ import annotations
 
 import importlib
+import io
 import sys
+from collections.abc import Callable
 
 import typer
 
@@ -60,6 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     Usage errors (unknown option, value out of range) are the CLI framework's own,
     printed as a short usage message with exit status 2 (standalone mode).
     """
+    restore = _replace_unencodable_output()
     try:
         app(args=argv, standalone_mode=True)
     except SystemExit as exc:
@@ -76,6 +79,28 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         typer.echo("interrupted; finished cases are stored, re-run the same command to resume", err=True)
         sys.exit(130)
+    finally:
+        restore()
+
+
+def _replace_unencodable_output() -> Callable[[], None]:
+    """Let stdout/stderr write any text: what the terminal's encoding cannot take is escaped (``\\udc80``).
+
+    A lone surrogate in a stored model reply, or any character outside a ``LANG=C`` terminal's
+    ASCII, would otherwise end ``show`` or ``export`` in a ``UnicodeEncodeError`` traceback
+    half-way through the output. Returns what puts the streams' own error handlers back.
+    """
+    saved: list[tuple[io.TextIOWrapper, str]] = []
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            saved.append((stream, stream.errors))
+            stream.reconfigure(errors="backslashreplace")
+
+    def restore() -> None:
+        for stream, errors in saved:
+            stream.reconfigure(errors=errors)
+
+    return restore
 
 
 if __name__ == "__main__":  # pragma: no cover
