@@ -7,6 +7,7 @@ expectation is written from the input (what it is, where it is broken), not from
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -141,3 +142,13 @@ def test_a_judge_reply_with_a_huge_integer_score_is_a_missing_score():
     verdict = parse_judge_reply('{"tool_selection_accuracy": ' + "9" * 400 + ', "sequence_accuracy": 1}')
     assert verdict is not None
     assert verdict.values["tool_selection"] is None and verdict.values["sequence"] == 1.0
+
+
+def test_a_file_name_of_non_utf8_bytes_printed_to_stdout_is_escaped(tmp_path):
+    # Python decodes such a name with surrogateescape: "caf\udce9.json", which a strict UTF-8 stdout cannot take
+    name = os.fsdecode(b"caf\xe9.json")
+    path = tmp_path / name
+    shutil.copyfile(DATA / "tau2" / "retail_v0.json", path)
+    outcome = run_cli(["tau2", "diagnose", str(path)])
+    assert outcome.code == 0 and outcome.crash is None, outcome.explain()
+    assert "caf\\udce9.json" in outcome.stdout
