@@ -58,7 +58,9 @@ def corruptions(draw: st.DrawFn, seed: dict) -> tuple[str, tuple]:
         return "UPDATE cases SET trajectory = ? WHERE case_id = ?", (raw, seed["case_id"])
     if where == "column":
         column = draw(st.sampled_from(["category", "passed", "error_type", "grade"]))
-        value = draw(st.one_of(st.none(), st.integers(-5, 5), st.text(max_size=5), st.binary(max_size=5)))
+        value = draw(st.one_of(st.integers(-5, 5), st.text(max_size=5), st.binary(max_size=5), st.floats()))
+        if column != "category" and draw(st.booleans()):
+            value = None  # category is NOT NULL: SQLite itself refuses that damage
         return f"UPDATE cases SET {column} = ? WHERE case_id = ?", (value, seed["case_id"])
     value = draw(st.one_of(mutated(seed["config"]).map(dumps), HOSTILE_VALUES.map(dumps)))
     return "UPDATE meta SET value = ? WHERE key = 'config'", (value,)
