@@ -86,9 +86,10 @@ def main(argv: list[str] | None = None) -> None:
 def _replace_unencodable_output() -> Callable[[], None]:
     """Let stdout/stderr write any text: what the terminal's encoding cannot take is escaped (``\\udc80``).
 
-    A lone surrogate in a stored model reply, or any character outside a ``LANG=C`` terminal's
-    ASCII, would otherwise end ``show`` or ``export`` in a ``UnicodeEncodeError`` traceback
-    half-way through the output. Returns what puts the streams' own error handlers back.
+    A file name of non-UTF-8 bytes (which Python decodes to lone surrogates) printed in a
+    report, or any character outside a ``LANG=C`` terminal's ASCII, would otherwise end the
+    command in a ``UnicodeEncodeError`` traceback half-way through the output.
+    Returns what puts the streams' own error handlers back.
     """
     saved: list[tuple[io.TextIOWrapper, str]] = []
     for stream in (sys.stdout, sys.stderr):
