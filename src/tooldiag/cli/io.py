@@ -8,7 +8,6 @@ wording is data (:class:`OutWording`, :class:`JsonlWording`) and the logic is he
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,7 +17,7 @@ from typing import Any, TextIO
 
 import typer
 
-from tooldiag.errors import UserError
+from tooldiag.errors import JsonInputError, UserError, loads_user_json
 
 
 @dataclass(frozen=True)
@@ -139,9 +138,9 @@ def _parse_lines(stream: TextIO, source: str, wording: JsonlWording) -> Iterator
             if not line.strip():
                 continue
             try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                message = wording.bad_json.format(name=name, number=number, msg=exc.msg)
+                value = loads_user_json(line, f"{name} line {number}")
+            except JsonInputError as exc:
+                message = wording.bad_json.format(name=name, number=number, msg=exc.reason)
                 raise UserError(message, hint="one JSON object per line") from None
             yield number, value
     except UnicodeDecodeError as exc:

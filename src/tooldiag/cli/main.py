@@ -7,9 +7,10 @@ exit status 2 (never a traceback).
 
 from __future__ import annotations
 
-import contextlib
 import importlib
+import io
 import sys
+from collections.abc import Callable
 
 import typer
 
@@ -108,23 +109,13 @@ def __getattr__(name: str) -> typer.Typer:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _surrogate_safe_streams() -> None:
-    """Make stdout and stderr write text UTF-8 cannot hold (a lone surrogate from a model or a
-    file) as a ``\\udXXX`` escape instead of raising ``UnicodeEncodeError`` mid-output (issue 20)."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            with contextlib.suppress(ValueError, OSError):  # a closed or detached stream: nothing to protect
-                reconfigure(errors="backslashreplace")
-
-
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; user errors print one line and exit with status 2.
 
     Usage errors (unknown option, value out of range) are the CLI framework's own,
     printed as a short usage message with exit status 2 (standalone mode).
     """
-    _surrogate_safe_streams()
+    restore = _replace_unencodable_output()
     app = build_app(modules_for(sys.argv[1:] if argv is None else list(argv)))
     try:
         app(args=argv, standalone_mode=True)
@@ -142,6 +133,29 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         typer.echo("interrupted; finished cases are stored, re-run the same command to resume", err=True)
         sys.exit(130)
+    finally:
+        restore()
+
+
+def _replace_unencodable_output() -> Callable[[], None]:
+    """Let stdout/stderr write any text: what the terminal's encoding cannot take is escaped (``\\udc80``).
+
+    A file name of non-UTF-8 bytes (which Python decodes to lone surrogates) printed in a
+    report, or any character outside a ``LANG=C`` terminal's ASCII, would otherwise end the
+    command in a ``UnicodeEncodeError`` traceback half-way through the output.
+    Returns what puts the streams' own error handlers back.
+    """
+    saved: list[tuple[io.TextIOWrapper, str]] = []
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            saved.append((stream, stream.errors))
+            stream.reconfigure(errors="backslashreplace")
+
+    def restore() -> None:
+        for stream, errors in saved:
+            stream.reconfigure(errors=errors)
+
+    return restore
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -30,14 +30,13 @@ not hide the other thousands.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tooldiag.classify.classes import ActionClass, parse_action_class
-from tooldiag.errors import UserError
+from tooldiag.errors import UserError, loads_user_json
 
 _HINT = "see docs/diagnostic.md, 'Agent logs', and examples/agent_log.jsonl"
 
@@ -230,15 +229,7 @@ def _read_line(
 ) -> Conversation:
     """One line (JSON text, or the object already decoded) as a conversation, checked against the
     lines read before it (unique ids, one gold per category); a :class:`UserError` naming the line otherwise."""
-    if isinstance(line, str):
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(
-                f"{where}: not valid JSON ({exc.msg})", hint="one conversation per line; " + _HINT
-            ) from None
-    else:
-        obj = line
+    obj = loads_user_json(line, where, hint="one conversation per line; " + _HINT) if isinstance(line, str) else line
     conversation = _parse_conversation(obj, where, number)
     if conversation.id in seen:
         raise UserError(

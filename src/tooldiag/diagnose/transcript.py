@@ -17,7 +17,7 @@ from typing import Any
 from tooldiag.classify import content_text, has_tool_calls
 from tooldiag.classify.explain import Explanation
 from tooldiag.diagnose.log import Conversation, read_agent_log
-from tooldiag.errors import UserError
+from tooldiag.errors import UserError, loads_user_json
 from tooldiag.report.transcript import Transcript, build_transcript, emission_items, explain_distinct
 from tooldiag.trajectory import Emission, Message, Step, ToolCall, Turn
 
@@ -119,7 +119,7 @@ def log_transcripts(path: str | Path, classifier: Any, *, run: str | None = None
 
 def _conversation_turns(found: Conversation, line: str) -> list[Turn]:
     """The turns of the conversation on ``line``, padded to the turns the diagnostic counts."""
-    record = json.loads(line)
+    record = loads_user_json(line, f"line {found.line}")  # read once already, so it parses; surrogates repaired
     turns = _turns([m for m in record["messages"] if isinstance(m, dict)])
     while len(turns) < found.n_turns:  # a trailing user turn without an answer
         turns.append(Turn(index=len(turns)))

@@ -100,7 +100,7 @@ def _argument_keys(arguments: Any) -> frozenset[str] | None:
             return frozenset()
         try:
             arguments = json.loads(arguments)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # not JSON, an over-long integer, a nesting too deep
             return None
     if isinstance(arguments, Mapping):
         return frozenset(str(k) for k in arguments)
@@ -140,7 +140,7 @@ def as_plan(items: Iterable[Any] | None) -> list[PlanCall]:
     """Read a whole plan (``None`` is the empty plan)."""
     if items is None:
         return []
-    if isinstance(items, (str, bytes, Mapping)):
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
         raise UserError(
             f"a plan must be a JSON list of calls, got {type(items).__name__}",
             hint='write "expected": [{"name": ..., "arguments": {...}}, ...]',
@@ -160,11 +160,12 @@ def schema_keys(tools: Iterable[Any]) -> dict[str, frozenset[str]]:
             name, params = tool.name, tool.parameters
         else:
             body = tool.get("function", tool) if isinstance(tool, Mapping) else {}
+            body = body if isinstance(body, Mapping) else {}
             name, params = body.get("name"), body.get("parameters") or {}
         if not name:
             continue
         props = params.get("properties") if isinstance(params, Mapping) else None
-        out[str(name)] = frozenset(str(k) for k in (props or {}))
+        out[str(name)] = frozenset(str(k) for k in props) if isinstance(props, (Mapping, list)) else frozenset()
     return out
 
 

@@ -550,12 +550,20 @@ class RunStore:
         return out
 
     def _record(self, row: tuple, sample: int = 0) -> CaseRecord:
+        """One row (of draw ``sample``) as a :class:`CaseRecord`; a row no tooldiag wrote (a corrupt grade,
+        trajectory or column) is a :class:`StoreError` naming the case, never a traceback half-way through a report."""
         case_id, category, status, passed, error_type, grade, blob = row
         try:
+            if not isinstance(category, str) or not isinstance(error_type, (str, type(None))):
+                raise ValueError("a column of the wrong type")
+            if not isinstance(passed, (int, type(None))):
+                raise ValueError(f"passed is {passed!r}")
             trajectory = CaseTrajectory.model_validate_json(zlib.decompress(blob))
-        except Exception as exc:  # noqa: BLE001
+            parsed_grade = None if grade is None else Grade.model_validate_json(grade)
+        except Exception as exc:  # noqa: BLE001 - whatever the damage, one line naming the case
+            detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
             raise StoreError(
-                f"case {case_id} in {self.run_dir} is unreadable ({exc})", hint="the store is damaged"
+                f"case {case_id} in {self.run_dir} is unreadable ({detail})", hint="the store is damaged"
             ) from None
         return CaseRecord(
             case_id=case_id,
@@ -563,7 +571,7 @@ class RunStore:
             status=status,
             passed=None if passed is None else bool(passed),
             error_type=error_type,
-            grade=None if grade is None else Grade.model_validate_json(grade),
+            grade=parsed_grade,
             trajectory=trajectory,
             sample=sample,
         )

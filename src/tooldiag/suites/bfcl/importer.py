@@ -17,13 +17,14 @@ the store.
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tooldiag.errors import UserError
+from tooldiag.errors import JsonInputError, UserError, loads_user_json
 from tooldiag.runner.progress import NullProgress, ProgressSink
 from tooldiag.suites.bfcl import CATEGORIES
 from tooldiag.suites.bfcl.data import GIVE_BACK_MESSAGE, MAXIMUM_STEP_LIMIT, BfclCase, load_cases
@@ -155,10 +156,10 @@ def _read_lines(path: Path, handle, prefix: str, category: str, entries: list[Re
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
+            data = loads_user_json(line, f"{path} line {line_no}", repair=False)  # the store repairs and notes it
+        except JsonInputError as exc:
             raise UserError(
-                f"{path} line {line_no} is not JSON ({exc.msg} at column {exc.colno})",
+                f"{path} line {line_no} is not JSON ({exc.reason})",
                 hint="result files hold one JSON object per line; restore the file from `bfcl generate`",
             ) from None
         if not isinstance(data, dict) or "id" not in data or "result" not in data:
@@ -286,8 +287,21 @@ def _at(table: Any, t: int, s: int) -> Any:
         return None
 
 
+def _finite_or_none(value: Any) -> float | None:
+    """A number of a result file as a float; NaN, Infinity, a number past float's range or a boolean is none."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def _int_or_none(value: Any) -> int | None:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A token count as stored: a finite number within SQLite's integers, else no count."""
+    number = _finite_or_none(value)
+    return int(number) if number is not None and abs(number) < 2**63 else None
 
 
 def tool_results_from_log(inference_log: Any) -> dict[tuple[int, int], list[str]]:
@@ -365,9 +379,7 @@ def build_trajectory(case: BfclCase, entry: ResultEntry, layout: Layout, source:
             )
             extra = {
                 "reasoning": reasoning if isinstance(reasoning, str) and reasoning else None,
-                "latency_s": float(latency)
-                if isinstance(latency, (int, float)) and not isinstance(latency, bool)
-                else None,
+                "latency_s": _finite_or_none(latency),
                 "usage": usage if usage.input_tokens is not None or usage.output_tokens is not None else None,
             }
             step = build_step(layout, raw_step, extra)

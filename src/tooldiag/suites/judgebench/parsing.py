@@ -84,8 +84,10 @@ def _score(entry: Any) -> tuple[float | None, str]:
             entry = float(entry.strip())
         except ValueError:
             return None, justification
-    if isinstance(entry, (int, float)) and math.isfinite(entry) and 0.0 <= entry <= 1.0:
-        return float(entry), justification
+    if isinstance(entry, int):  # compared as an int: a huge one has no float (OverflowError)
+        return (float(entry), justification) if 0 <= entry <= 1 else (None, justification)
+    if isinstance(entry, float) and math.isfinite(entry) and 0.0 <= entry <= 1.0:
+        return entry, justification
     return None, justification
 
 

@@ -76,7 +76,7 @@ def json_error(path: Path, exc: Exception, *, consumed: int | None = None) -> Us
                 f"{path}: not UTF-8 text at byte {err.start}: {err.reason}",
                 hint="tau2 writes UTF-8 JSON; check that this is a tau2 results file",
             )
-        except RecursionError:
+        except (RecursionError, ValueError):  # too deep or an over-long integer: no position to add
             pass
         else:
             detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -212,6 +212,11 @@ def scan_top_level(
             ) from None
         except ijson.JSONError as exc:
             raise json_error(path, exc, consumed=reader.consumed) from None
+        except UnicodeDecodeError as exc:  # ijson decodes as it goes and lets this one through
+            raise UserError(
+                f"{path}: not UTF-8 text near byte {reader.consumed}: {exc.reason}",
+                hint="tau2 writes UTF-8 JSON; check that this is a tau2 results file",
+            ) from None
         except StopIteration:  # pragma: no cover - ijson raises IncompleteJSONError first
             raise json_error(path, ValueError("premature end of file"), consumed=reader.consumed) from None
 
@@ -235,3 +240,7 @@ def load_json_file(path: Path) -> Any:
             f"{path}: not UTF-8 text at byte {err.start}: {err.reason}",
             hint="tau2 writes UTF-8 JSON; check that this is a tau2 results file",
         ) from None
+    except RecursionError:
+        raise UserError(f"{path}: JSON nested too deeply to read", hint=TRUNCATION_HINT) from None
+    except ValueError as err:  # e.g. an integer of more digits than int() converts
+        raise UserError(f"{path}: unreadable JSON value ({err})", hint=TRUNCATION_HINT) from None

@@ -1,0 +1,1 @@
+"""Hypothesis fuzz suites over every CLI input path: clean ``error:`` or success, never a traceback."""
