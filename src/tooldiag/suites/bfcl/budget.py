@@ -30,6 +30,7 @@ to in-process execution. The budget is read from ``TOOLDIAG_BFCL_CPU_S``,
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import pickle
@@ -130,10 +131,8 @@ class _Worker:
         self.process.wait()
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None:
-                try:
+                with contextlib.suppress(OSError):
                     stream.close()
-                except OSError:
-                    pass
 
 
 def _read_exactly(stream: IO[bytes], size: int) -> bytes:
@@ -159,8 +158,10 @@ def _worker(budget: ExecutionBudget) -> _Worker:
 class BudgetedSession:
     """:class:`~tooldiag.suites.bfcl.executor.BackendSession`'s contract, every call under a budget."""
 
-    def __init__(self, budget: ExecutionBudget | None = None) -> None:
+    def __init__(self, budget: ExecutionBudget | None = None, return_instances: bool = True) -> None:
         self.budget = budget or ExecutionBudget.from_env()
+        #: The grader compares instances; a rollout only reads results, so it skips their pickling.
+        self.return_instances = return_instances
         self._worker: _Worker | None = None
         self._sid = 0
         self._config_sent = False
@@ -200,7 +201,7 @@ class BudgetedSession:
         batches: list[list[str]] = [[call] for call in func_call_list] or [[]]
         instances: dict[str, Any] = {}
         for index, batch in enumerate(batches):
-            last = index == len(batches) - 1
+            last = index == len(batches) - 1 and self.return_instances
             entry = (batch, *context)
             try:
                 reply = self._bind().request(("execute", self._sid, *entry, last))

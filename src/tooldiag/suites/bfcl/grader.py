@@ -22,9 +22,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from tooldiag.suites.bfcl.budget import BudgetedSession
 from tooldiag.suites.bfcl.data import BfclCase
 from tooldiag.suites.bfcl.decode import is_empty_execute_response
-from tooldiag.suites.bfcl.budget import BudgetedSession
 from tooldiag.trajectory import Grade
 
 _SESSION: contextvars.ContextVar[BudgetedSession | None] = contextvars.ContextVar("bfcl_session", default=None)

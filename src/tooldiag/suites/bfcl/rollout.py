@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooldiag.models.base import ModelBackend, TaskContext
+from tooldiag.suites.bfcl.budget import BudgetedSession
 from tooldiag.suites.bfcl.data import GIVE_BACK_MESSAGE, MAXIMUM_STEP_LIMIT, BfclCase
 from tooldiag.suites.bfcl.decode import DecodeError, fc_decode, is_empty_execute_response
-from tooldiag.suites.bfcl.budget import BudgetedSession
 from tooldiag.suites.bfcl.executor import BackendSession
 from tooldiag.suites.bfcl.gold import BfclCaseNotes
 from tooldiag.suites.bfcl.grader import fresh_model_name
@@ -170,7 +170,7 @@ async def run_rollout(
         case=case,
         model=model,
         config=config,
-        session=BudgetedSession(),
+        session=BudgetedSession(return_instances=False),
         model_name=fresh_model_name("run"),
         docs=list(case.functions),
     )
