@@ -5,8 +5,9 @@ BFCL's backends compute whatever the model asks: ``power(base=9, exponent=9**9)`
 minutes in C (big-int, ``decimal``, ``mpmath``) and can take gigabytes. A thread cannot
 interrupt C code and a signal handler runs only between bytecodes, so the honest bound is
 a process: :class:`BudgetedSession` keeps a rollout's (or grading call's) backend
-instances in a worker process (one per thread of the parent, shared by its sessions) and
-sends it one call at a time:
+instances in a worker process (one per thread of the parent, shared by its sessions),
+sends it each call list in one request and reads the results back call by call (so after
+a kill it knows which call was running):
 
 * memory: the worker runs under ``RLIMIT_AS`` = its size after start-up plus
   ``memory_mb``; an allocation past it raises ``MemoryError`` inside the call, which
@@ -93,6 +94,7 @@ class _Worker:
             env=env,
         )
         self.alive = True
+        self._buffer = bytearray()
         self.dropped: list[int] = []
         self._next_sid = 0
 
@@ -104,25 +106,55 @@ class _Worker:
         """A session was garbage-collected: free its instances with the next request."""
         self.dropped.append(sid)
 
-    def request(self, message: tuple[Any, ...]) -> Any:
+    def send(self, message: tuple[Any, ...]) -> None:
         if not self.alive:
             raise WorkerDied("worker already ended")
         dropped, self.dropped = self.dropped, []
         payload = pickle.dumps((dropped, message), protocol=pickle.HIGHEST_PROTOCOL)
-        stdin, stdout = self.process.stdin, self.process.stdout
-        assert stdin is not None and stdout is not None
+        assert self.process.stdin is not None
         try:
-            stdin.write(_HEADER.pack(len(payload)) + payload)
-            stdin.flush()
-            ready, _, _ = select.select([stdout], [], [], self.budget.wall_seconds)
-            if not ready:
-                raise WorkerDied("wall-clock deadline")
-            header = _read_exactly(stdout, _HEADER.size)
-            body = _read_exactly(stdout, _HEADER.unpack(header)[0])
-        except (OSError, EOFError, WorkerDied) as exc:
+            self.process.stdin.write(_HEADER.pack(len(payload)) + payload)
+            self.process.stdin.flush()
+        except OSError as exc:
+            self.close()
+            raise WorkerDied(str(exc)) from None
+
+    def receive(self) -> Any:
+        """The next reply frame; :class:`WorkerDied` when the worker ended or missed the deadline.
+
+        Reads the pipe's file descriptor directly: a buffered reader could hold the next
+        frame in its buffer while ``select`` waits on the empty pipe.
+        """
+        try:
+            header = self._take(_HEADER.size)
+            body = self._take(_HEADER.unpack(header)[0])
+        except (OSError, WorkerDied) as exc:
             self.close()
             raise WorkerDied(str(exc)) from None
         return pickle.loads(body)
+
+    def _take(self, size: int) -> bytes:
+        assert self.process.stdout is not None
+        descriptor = self.process.stdout.fileno()
+        while len(self._buffer) < size:
+            ready, _, _ = select.select([descriptor], [], [], self.budget.wall_seconds)
+            if not ready:
+                raise WorkerDied("wall-clock deadline")
+            chunk = os.read(descriptor, max(65536, size - len(self._buffer)))
+            if not chunk:
+                raise WorkerDied("worker closed its pipe")
+            self._buffer += chunk
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return data
+
+    def run(self, message: tuple[Any, ...], on_result: list[str]) -> Any:
+        """Send an ``execute`` request; results are appended to ``on_result`` as they arrive
+        (so after a :class:`WorkerDied` its length says how many calls completed)."""
+        self.send(message)
+        for _ in message[2]:
+            on_result.append(self.receive())
+        return self.receive()
 
     def close(self) -> None:
         self.alive = False
@@ -133,13 +165,6 @@ class _Worker:
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
-
-
-def _read_exactly(stream: IO[bytes], size: int) -> bytes:
-    data = stream.read(size)
-    if data is None or len(data) != size:
-        raise EOFError("worker closed its pipe")
-    return data
 
 
 _LOCAL = threading.local()
@@ -167,7 +192,7 @@ class BudgetedSession:
         self._config_sent = False
         self._initial_config: dict = {}
         #: Completed requests, replayed into a fresh worker after a kill.
-        self._log: list[tuple[Any, ...]] = []
+        self._log: list[tuple[list[str], tuple[Any, ...]]] = []
         #: How many calls ended over budget (tests and reports read it).
         self.over_budget = 0
 
@@ -178,9 +203,10 @@ class BudgetedSession:
         worker = _worker(self.budget)
         self._worker, self._sid = worker, worker.new_sid()
         weakref.finalize(self, worker.release, self._sid)
-        worker.request(("config", self._sid, self._initial_config))
-        for entry in self._log:  # replay: same calls, same order, results already known
-            worker.request(("execute", self._sid, *entry, False))
+        worker.send(("config", self._sid, self._initial_config))
+        worker.receive()
+        for calls, context in self._log:  # replay: same calls, same order, results already known
+            worker.run(("execute", self._sid, calls, *context, False), [])
         return worker
 
     def execute(
@@ -198,24 +224,29 @@ class BudgetedSession:
             self._initial_config, self._config_sent = initial_config, True
         context = (list(involved_classes), model_name, test_entry_id, long_context, is_evaL_run)
         results: list[str] = []
-        batches: list[list[str]] = [[call] for call in func_call_list] or [[]]
-        instances: dict[str, Any] = {}
-        for index, batch in enumerate(batches):
-            last = index == len(batches) - 1 and self.return_instances
-            entry = (batch, *context)
+        remaining = list(func_call_list)
+        for _attempt in range(len(remaining) + 2):
+            done: list[str] = []
             try:
-                reply = self._bind().request(("execute", self._sid, *entry, last))
+                worker = self._bind()
+                instances = worker.run(("execute", self._sid, remaining, *context, self.return_instances), done)
             except WorkerDied:
-                self.over_budget += 1
-                results.extend(cpu_exceeded(self.budget) for _ in batch)
-                if last:  # the instances as they were before the stopped call
-                    instances = self._bind().request(("execute", self._sid, [], *context, True))[1]
+                if done:
+                    self._log.append((remaining[: len(done)], context))
+                results.extend(done)
+                if len(done) < len(remaining):  # this call was over budget: BFCL's error string
+                    self.over_budget += 1
+                    results.append(cpu_exceeded(self.budget))
+                    remaining = remaining[len(done) + 1 :]
+                else:  # every call completed; the worker ended returning the instances
+                    remaining = []
+                if not remaining and not self.return_instances:
+                    return results, {}
                 continue
-            self._log.append(entry)
-            results.extend(reply[0])
-            if last:
-                instances = reply[1]
-        return results, instances
+            self._log.append((remaining, context))
+            results.extend(done)
+            return results, instances or {}
+        raise WorkerDied("the execution worker keeps ending without running a call")
 
 
 # -- the worker process --------------------------------------------------------
@@ -256,19 +287,27 @@ def _serve(memory_mb: int, cpu_seconds: int) -> None:
         kind, sid = message[0], message[1]
         if kind == "config":
             sessions[sid], configs[sid] = BackendSession(), message[2]
-            reply: Any = None
-        else:
-            calls, classes, model_name, entry_id, long_context, is_eval, want_instances = message[2:]
+            _write(replies, None)
+            continue
+        calls, classes, model_name, entry_id, long_context, is_eval, want_instances = message[2:]
+        session = sessions[sid]
+        arguments = (configs[sid], classes, model_name, entry_id, long_context, is_eval)
+        for call in calls:
             used = resource.getrusage(resource.RUSAGE_SELF)
             soft = math.ceil(used.ru_utime + used.ru_stime) + cpu_seconds
             resource.setrlimit(resource.RLIMIT_CPU, (soft, hard_cpu))
-            results, instances = sessions[sid].execute(
-                calls, configs[sid], classes, model_name, entry_id, long_context=long_context, is_evaL_run=is_eval
-            )
-            reply = (results, instances if want_instances else None)
-        payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
-        replies.write(_HEADER.pack(len(payload)) + payload)
-        replies.flush()
+            _write(replies, session.execute([call], *arguments)[0][0])
+        if calls and not want_instances:
+            _write(replies, None)
+        else:  # also creates the instances when ``calls`` is empty
+            instances = session.execute([], *arguments)[1]
+            _write(replies, instances if want_instances else None)
+
+
+def _write(replies: IO[bytes], value: Any) -> None:
+    payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    replies.write(_HEADER.pack(len(payload)) + payload)
+    replies.flush()
 
 
 if __name__ == "__main__":
