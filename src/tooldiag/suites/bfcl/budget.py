@@ -31,6 +31,7 @@ to in-process execution. The budget is read from ``TOOLDIAG_BFCL_CPU_S``,
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import math
 import os
@@ -160,7 +161,8 @@ class _Worker:
         self.alive = False
         if self.process.poll() is None:
             self.process.kill()
-        self.process.wait()
+        with contextlib.suppress(OSError):
+            self.process.wait()
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):
@@ -168,6 +170,14 @@ class _Worker:
 
 
 _LOCAL = threading.local()
+_LIVE: weakref.WeakSet[_Worker] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_workers() -> None:
+    """Let every worker see end of input and exit before the interpreter does."""
+    for worker in list(_LIVE):
+        worker.close()
 
 
 def _worker(budget: ExecutionBudget) -> _Worker:
@@ -177,6 +187,7 @@ def _worker(budget: ExecutionBudget) -> _Worker:
             worker.close()
         worker = _Worker(budget)
         _LOCAL.worker = worker
+        _LIVE.add(worker)
     return worker
 
 
