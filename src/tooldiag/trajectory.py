@@ -47,6 +47,24 @@ class ToolSpec(_Model):
         return {"type": "function", "function": function}
 
 
+#: Parsed arguments nested deeper than this are kept as raw text only: the store's JSON
+#: serializer refuses nesting past 255 levels, and the raw text is what suites decode.
+MAX_STORED_DEPTH = 200
+
+
+def _nesting_depth(value: Any) -> int:
+    """How deeply lists and dicts nest in ``value`` (iterative: no recursion limit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in item)
+    return deepest
+
+
 class ToolCall(_Model):
     """One tool call as the model emitted it.
 
@@ -70,8 +88,15 @@ class ToolCall(_Model):
             return cls(id=id, name=name, arguments=None, raw_arguments=None, parse_error="no arguments")
         try:
             parsed = json.loads(raw_arguments)
-        except (json.JSONDecodeError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:  # ValueError: also an int past the 4300-digit limit
             return cls(id=id, name=name, raw_arguments=raw_arguments, parse_error=f"invalid JSON: {exc}")
+        if _nesting_depth(parsed) > MAX_STORED_DEPTH:
+            return cls(
+                id=id,
+                name=name,
+                raw_arguments=raw_arguments,
+                parse_error=f"arguments nest deeper than {MAX_STORED_DEPTH} levels: kept as raw text only",
+            )
         if not isinstance(parsed, dict):
             return cls(
                 id=id,

@@ -29,8 +29,9 @@ def result_folders(draw: st.DrawFn) -> tuple[Path, bytes]:
 
 
 @pytest.mark.xfail(
-    reason="issue 20 defect 10: a model output nested deeper than pydantic serializes (Maximum serialization depth "
-    "exceeded) aborts the import in RunStore.put_case; fixed by another branch (remove this mark when it lands)",
+    reason="issue 20 defect 10, still open on the import path: an imported tool call nested deeper than pydantic "
+    "serializes (Maximum serialization depth exceeded) aborts the import in RunStore.put_case (the run path caps "
+    "argument nesting since the executor hardening; the importer does not yet)",
     strict=False,
 )
 @fuzz_settings(15)

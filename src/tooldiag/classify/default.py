@@ -142,7 +142,39 @@ _REPORTED_SPEECH = re.compile(
 # Every speech verb ends in s, d or e: a cheap scan for "s:" / "d:" / "e:" (same case rules)
 # skips the verb alternation, which tries a dozen words at every word boundary.
 _REPORTED_SPEECH_HINT = re.compile(r"[sde]:", re.IGNORECASE)
-_BLOCKQUOTE = re.compile(r"^\s*>.*$", re.MULTILINE)
+
+
+def _mask_blockquotes(text: str) -> str:
+    """What ``re.sub(r"^\\s*>.*$", " ", text, flags=re.MULTILINE)`` gives, in linear time.
+
+    That pattern restarts at every line start and lets ``\\s*`` run across newlines, so a
+    long run of blank lines followed by anything but ``>`` was scanned once per line
+    (quadratic). Here each ``>`` is examined once: the match starts at the first line
+    start inside the run of whitespace before it (``\\s`` and ``str.isspace`` accept the
+    same characters) and ends at the end of its line; whitespace is walked back only as
+    far as the previous non-space character or the previous match, so no character is
+    looked at twice.
+    """
+    pieces: list[str] = []
+    done = 0  # end of the previous match: everything before it is in ``pieces``
+    gt = text.find(">")
+    while gt != -1:
+        run = gt
+        while run > done and text[run - 1].isspace():
+            run -= 1
+        start = 0 if run == 0 else text.find("\n", run, gt) + 1
+        if start > 0 or run == 0:
+            end = text.find("\n", gt)
+            end = len(text) if end == -1 else end
+            pieces.extend((text[done:start], " "))
+            done = end
+            gt = text.find(">", end)
+        else:
+            gt = text.find(">", gt + 1)
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
 # Reasoning the model did not address to the user (Qwen3, DeepSeek-R1 style).
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
 _SPACES_IN_LINE = re.compile(r"[^\S\n]+")
@@ -232,9 +264,14 @@ _WH_QUESTION = re.compile(
     r"|^(?:so|and|also|then|now|great|ok|okay|alright|sure|first|next|lastly|finally),? )"
     r"(?:what|which|where|when|who|whom|whose|how)\b[^?]{0,400}\?"
 )
+# The first option is a whole run of [\w#$.'-] characters: the match may start only where a run
+# starts (the look-behind), skips the run's leading symbols and takes the rest possessively, so
+# "a.a.a....?" is scanned once instead of once per word boundary inside it (quadratic). The
+# ``option`` group starts where ``\b`` let the old pattern start: same verdict, same evidence.
 _CHOICE_QUESTION = re.compile(
-    r"\b[\w#$.'-]+,? or (?!not\b|no\b|would\b|do\b|is\b|are\b|should\b|shall\b|if\b|anything\b|something\b|"
-    r"make\b|change\b|need\b|want\b|have\b|did\b|does\b|can\b|could\b|will\b|just let\b)[\w#$.'-]+[^?]{0,400}\?"
+    r"(?<![\w#$.'-])[#$.'-]*+(?P<option>\w[\w#$.'-]*+,? or "
+    r"(?!not\b|no\b|would\b|do\b|is\b|are\b|should\b|shall\b|if\b|anything\b|something\b|"
+    r"make\b|change\b|need\b|want\b|have\b|did\b|does\b|can\b|could\b|will\b|just let\b)[\w#$.'-]++[^?]{0,400}\?)"
 )
 _CHOICE_AMONG = re.compile(
     r"\b(?:one of (?:these|those|them|the above|the following)|either of (?:these|those|them)|which one)\b"
@@ -459,7 +496,7 @@ def clean_for_cues(text: str) -> list[str]:
     if "http" in text or "www." in text:
         text = _URL.sub(" link ", text)
     if ">" in text:
-        text = _BLOCKQUOTE.sub(" ", text)
+        text = _mask_blockquotes(text)
     if ":" in text and _REPORTED_SPEECH_HINT.search(text):
         text = _REPORTED_SPEECH.sub(_mask_reported_speech, text)
     if '"' in text:

@@ -215,7 +215,7 @@ def _request_findings(classifier: DefaultClassifier, r: _Reading, index: int, re
                 word = _WH_WORD.search(wh.group(0))
                 add(ActionClass.ASK, "ask:wh_question", word.group(0) if word else wh.group(0).strip())
             elif choice:
-                add(ActionClass.ASK, "ask:choice_question", choice.group(0).strip())
+                add(ActionClass.ASK, "ask:choice_question", choice.group("option").strip())
             else:
                 add(ActionClass.ASK, "ask:choice_among", _matched(_CHOICE_AMONG, sentence))
     elif not conditional_offer:

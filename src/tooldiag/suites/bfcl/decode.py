@@ -5,6 +5,11 @@ message has tool calls and as the message text otherwise, then decodes it with
 ``convert_to_function_call``: ``json.loads`` each argument string and build
 ``name(k=repr(v),...)``. Text (or ``None``) makes the decode raise; an empty list
 decodes to ``[]``. Either way the turn ends there, and the grader drops the step.
+
+Whatever makes BFCL's decode raise makes this one raise :class:`DecodeError`: invalid
+JSON, an integer of more than 4300 digits (Python's int-from-str limit, the same in
+BFCL's process), nesting past the recursion limit; so such a step ends the turn here as
+it does in BFCL, instead of failing the case.
 """
 
 from __future__ import annotations
@@ -18,6 +23,10 @@ from tooldiag.trajectory import Emission, ToolCall
 
 class DecodeError(Exception):
     """The step holds no decodable call list (BFCL's decode raised)."""
+
+
+def _short(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:300]
 
 
 def _arguments_item(call: ToolCall) -> str | None:
@@ -58,11 +67,17 @@ def convert_to_function_call(function_call_list: Any) -> list[str]:
             if type(value) == str:  # noqa: E721
                 try:
                     value = json.loads(value)
-                except json.JSONDecodeError as exc:
-                    raise DecodeError(f"arguments of {name!r} are not valid JSON: {exc}") from exc
+                except (ValueError, RecursionError) as exc:
+                    # ValueError covers JSONDecodeError and an integer past Python's
+                    # 4300-digit limit; RecursionError, nesting past the recursion limit.
+                    # BFCL's ``json.loads`` raises the same, and its handler ends the turn.
+                    raise DecodeError(f"arguments of {name!r} are not valid JSON: {_short(exc)}") from exc
             if not isinstance(value, dict):
                 raise DecodeError(f"arguments of {name!r} are a {type(value).__name__}, not an object")
-            calls.append(render_call(str(name), value))
+            try:
+                calls.append(render_call(str(name), value))
+            except (ValueError, RecursionError) as exc:  # BFCL's ``repr`` raises the same
+                raise DecodeError(f"arguments of {name!r} cannot be written as a call: {_short(exc)}") from exc
     return calls
 
 

@@ -20,7 +20,9 @@ legitimate call, and nothing else:
   chains, subscripts, lambdas, comprehensions) becomes
   ``"Error during execution: name '...' is not defined"`` and is never executed;
 * the same result strings (``str`` kept, ``dict`` -> ``json.dumps``, else ``str``;
-  exceptions -> ``"Error during execution: <message>"``);
+  exceptions -> ``"Error during execution: <message>"``), converted inside the same
+  ``try`` as BFCL's, so a result too large for text (``power(base=10, exponent=5000)``:
+  Python's 4300-digit int-to-str limit) is BFCL's error string too;
 * instances live in the session, so every rollout and every grading call starts from
   a fresh backend.
 
@@ -51,6 +53,9 @@ from tooldiag.suites.bfcl import arithmetic
 DENYLIST = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")
 _METHOD_PATTERN = re.compile(r"\b([a-zA-Z_]\w*)\s*(?=\()")
 _NAME_SANITISER = re.compile(r"[-./:]")
+#: The message of a call that ran out of memory (under :mod:`~tooldiag.suites.bfcl.budget`,
+#: its memory budget); ``str(MemoryError())`` is empty, which would explain nothing.
+MEMORY_EXCEEDED = "execution budget exceeded: the call ran out of memory"
 
 _CREATE_LOCK = threading.Lock()
 _PUBLIC_METHODS: dict[type, tuple[str, ...]] = {}
@@ -181,9 +186,13 @@ class BackendSession:
         try:
             tree = ast.parse(processed, filename="<string>", mode="eval")
             value = self._value(tree.body, method_to_instance)
+            # Inside the ``try``, as in BFCL: a result that cannot become text (an int past
+            # Python's 4300-digit str limit) is BFCL's error string, not an exception.
+            return stringify_result(value)
+        except MemoryError:
+            return f"Error during execution: {MEMORY_EXCEEDED}"
         except Exception as exc:  # noqa: BLE001 - every failure becomes BFCL's error string
             return f"Error during execution: {exc}"
-        return stringify_result(value)
 
     def _value(self, node: ast.AST, methods: dict[str, str]) -> Any:
         if isinstance(node, ast.Call):

@@ -3,8 +3,9 @@
 The checker (state checker, response checker, empty-turn check; ``multi_turn_checker.py``)
 runs unchanged. Only its executor is swapped: the module's
 ``execute_multi_turn_func_call`` is pointed at the current grading call's
-:class:`~tooldiag.suites.bfcl.executor.BackendSession`, so nothing a model produced is
-``eval``'d and no instance outlives its grading call. Each grading call also uses a
+:class:`~tooldiag.suites.bfcl.budget.BudgetedSession`, so nothing a model produced is
+``eval``'d, every call runs under a CPU and memory budget, and no instance outlives its
+grading call. Each grading call also uses a
 fresh identifier-safe model name, so even BFCL's own naming scheme can never collide.
 
 The two pre-checks of ``eval_runner._evaluate_single_multi_turn_entry`` come first:
@@ -21,12 +22,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from tooldiag.suites.bfcl.budget import BudgetedSession
 from tooldiag.suites.bfcl.data import BfclCase
 from tooldiag.suites.bfcl.decode import is_empty_execute_response
-from tooldiag.suites.bfcl.executor import BackendSession
 from tooldiag.trajectory import Grade
 
-_SESSION: contextvars.ContextVar[BackendSession | None] = contextvars.ContextVar("bfcl_session", default=None)
+_SESSION: contextvars.ContextVar[BudgetedSession | None] = contextvars.ContextVar("bfcl_session", default=None)
 _COUNTER = itertools.count()
 _checker_module = None
 
@@ -70,7 +71,7 @@ def _compact_details(details: dict[str, Any]) -> dict[str, Any]:
 def grade_decoded(case: BfclCase, decoded_turns: list[list[list[str]]]) -> Grade:
     """Run BFCL's checker on already-decoded turns (steps that decode empty removed)."""
     checker = _checker()
-    session = BackendSession()
+    session = BudgetedSession()
     token = _SESSION.set(session)
     try:
         result = checker.multi_turn_checker(

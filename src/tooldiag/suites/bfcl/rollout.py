@@ -10,7 +10,8 @@ bfcl-eval 2026.3.23):
 * per turn a step loop: query the model, record the emission, decode it as BFCL does;
   a step whose decode raises or yields no call ends the turn; otherwise the calls run
   on this rollout's own backend instances (a fresh
-  :class:`~tooldiag.suites.bfcl.executor.BackendSession`) and one tool message per call
+  :class:`~tooldiag.suites.bfcl.budget.BudgetedSession`: every call under a CPU and
+  memory budget) and one tool message per call
   goes back to the model;
 * step cap: after each executed step ``count += 1``; when ``count > 20`` the turn is
   force-terminated and the case stops after it (so at most 21 executed steps per turn).
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooldiag.models.base import ModelBackend, TaskContext
+from tooldiag.suites.bfcl.budget import BudgetedSession
 from tooldiag.suites.bfcl.data import GIVE_BACK_MESSAGE, MAXIMUM_STEP_LIMIT, BfclCase
 from tooldiag.suites.bfcl.decode import DecodeError, fc_decode, is_empty_execute_response
 from tooldiag.suites.bfcl.executor import BackendSession
@@ -86,7 +88,7 @@ class Rollout:
     case: BfclCase
     model: ModelBackend
     config: GenerationConfig
-    session: BackendSession
+    session: BackendSession | BudgetedSession
     model_name: str
     messages: list[Message] = field(default_factory=list)
     docs: list[dict[str, Any]] = field(default_factory=list)
@@ -177,7 +179,7 @@ async def run_rollout(
         case=case,
         model=model,
         config=config.for_sample(sample),
-        session=BackendSession(),
+        session=BudgetedSession(return_instances=False),
         model_name=fresh_model_name("run"),
         docs=list(case.functions),
         sample=sample,

@@ -1,0 +1,325 @@
+"""A CPU and memory budget for every executed BFCL backend call.
+
+BFCL's backends compute whatever the model asks: ``power(base=9, exponent=9**9)``,
+``logarithm(..., precision=10**7)`` or ``square_root(..., precision=10**9)`` run for
+minutes in C (big-int, ``decimal``, ``mpmath``) and can take gigabytes. A thread cannot
+interrupt C code and a signal handler runs only between bytecodes, so the honest bound is
+a process: :class:`BudgetedSession` keeps a rollout's (or grading call's) backend
+instances in a worker process (one per thread of the parent, shared by its sessions),
+sends it each call list in one request and reads the results back call by call (so after
+a kill it knows which call was running):
+
+* memory: the worker runs under ``RLIMIT_AS`` = its size after start-up plus
+  ``memory_mb``; an allocation past it raises ``MemoryError`` inside the call, which
+  becomes ``"Error during execution: execution budget exceeded: the call ran out of
+  memory"``, and the worker lives on;
+* CPU: before each call the worker's soft ``RLIMIT_CPU`` is set to its CPU time so far
+  plus ``cpu_seconds``; a call past it is killed by the kernel (``SIGXCPU``), and a wall
+  clock backstop (``wall_seconds``) kills a worker that stops answering. The call's
+  result is then :data:`CPU_EXCEEDED` as BFCL's error string. CPU time, not wall time,
+  is the budget, so a loaded machine does not turn a legitimate call into a timeout.
+* after a kill, the next call of every session that lived in the worker first replays
+  that session's completed calls in a fresh worker (the backends are deterministic:
+  seeded ``random.Random``, no clock in compared state), so the case goes on with the
+  state it had before the call that was over budget, as if that call had raised.
+
+Results are the executor's strings (:class:`~tooldiag.suites.bfcl.executor.BackendSession`
+runs inside the worker), so with budgets that are never reached everything is identical
+to in-process execution. The budget is read from ``TOOLDIAG_BFCL_CPU_S``,
+``TOOLDIAG_BFCL_MEMORY_MB`` and ``TOOLDIAG_BFCL_WALL_S`` (defaults 10 s, 2048 MiB, 120 s).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import math
+import os
+import pickle
+import resource
+import select
+import struct
+import subprocess
+import sys
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import IO, Any
+
+from tooldiag.suites.bfcl.executor import BackendSession
+
+_HEADER = struct.Struct("<Q")
+
+
+@dataclass(frozen=True)
+class ExecutionBudget:
+    """What one backend call may use before it ends as BFCL's execution error."""
+
+    cpu_seconds: int = 10
+    memory_mb: int = 2048
+    wall_seconds: float = 120.0
+
+    @classmethod
+    def from_env(cls) -> ExecutionBudget:
+        default = cls()
+        return cls(
+            cpu_seconds=max(1, int(os.environ.get("TOOLDIAG_BFCL_CPU_S", default.cpu_seconds))),
+            memory_mb=max(64, int(os.environ.get("TOOLDIAG_BFCL_MEMORY_MB", default.memory_mb))),
+            wall_seconds=float(os.environ.get("TOOLDIAG_BFCL_WALL_S", default.wall_seconds)),
+        )
+
+
+def cpu_exceeded(budget: ExecutionBudget) -> str:
+    """The result of a call the worker could not finish within ``budget``."""
+    return (
+        f"Error during execution: execution budget exceeded: the call used more than {budget.cpu_seconds} s "
+        f"of CPU time (or {budget.wall_seconds:g} s of wall time) and was stopped"
+    )
+
+
+class WorkerDied(Exception):
+    """The worker ended (over its CPU budget, killed at the wall deadline, or crashed)."""
+
+
+class _Worker:
+    """One worker process and its pipe; not thread-safe (one per parent thread)."""
+
+    def __init__(self, budget: ExecutionBudget) -> None:
+        self.budget = budget
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tooldiag.suites.bfcl.budget", str(budget.memory_mb), str(budget.cpu_seconds)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        self.alive = True
+        self._buffer = bytearray()
+        self.dropped: list[int] = []
+        self._next_sid = 0
+
+    def new_sid(self) -> int:
+        self._next_sid += 1
+        return self._next_sid
+
+    def release(self, sid: int) -> None:
+        """A session was garbage-collected: free its instances with the next request."""
+        self.dropped.append(sid)
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        if not self.alive:
+            raise WorkerDied("worker already ended")
+        dropped, self.dropped = self.dropped, []
+        payload = pickle.dumps((dropped, message), protocol=pickle.HIGHEST_PROTOCOL)
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(_HEADER.pack(len(payload)) + payload)
+            self.process.stdin.flush()
+        except OSError as exc:
+            self.close()
+            raise WorkerDied(str(exc)) from None
+
+    def receive(self) -> Any:
+        """The next reply frame; :class:`WorkerDied` when the worker ended or missed the deadline.
+
+        Reads the pipe's file descriptor directly: a buffered reader could hold the next
+        frame in its buffer while ``select`` waits on the empty pipe.
+        """
+        try:
+            header = self._take(_HEADER.size)
+            body = self._take(_HEADER.unpack(header)[0])
+        except (OSError, WorkerDied) as exc:
+            self.close()
+            raise WorkerDied(str(exc)) from None
+        return pickle.loads(body)
+
+    def _take(self, size: int) -> bytes:
+        assert self.process.stdout is not None
+        descriptor = self.process.stdout.fileno()
+        while len(self._buffer) < size:
+            ready, _, _ = select.select([descriptor], [], [], self.budget.wall_seconds)
+            if not ready:
+                raise WorkerDied("wall-clock deadline")
+            chunk = os.read(descriptor, max(65536, size - len(self._buffer)))
+            if not chunk:
+                raise WorkerDied("worker closed its pipe")
+            self._buffer += chunk
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return data
+
+    def run(self, message: tuple[Any, ...], on_result: list[str]) -> Any:
+        """Send an ``execute`` request; results are appended to ``on_result`` as they arrive
+        (so after a :class:`WorkerDied` its length says how many calls completed)."""
+        self.send(message)
+        for _ in message[2]:
+            on_result.append(self.receive())
+        return self.receive()
+
+    def close(self) -> None:
+        self.alive = False
+        if self.process.poll() is None:
+            self.process.kill()
+        with contextlib.suppress(OSError):
+            self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+
+_LOCAL = threading.local()
+_LIVE: weakref.WeakSet[_Worker] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_workers() -> None:
+    """Let every worker see end of input and exit before the interpreter does."""
+    for worker in list(_LIVE):
+        worker.close()
+
+
+def _worker(budget: ExecutionBudget) -> _Worker:
+    worker: _Worker | None = getattr(_LOCAL, "worker", None)
+    if worker is None or not worker.alive or worker.budget != budget:
+        if worker is not None and worker.alive:
+            worker.close()
+        worker = _Worker(budget)
+        _LOCAL.worker = worker
+        _LIVE.add(worker)
+    return worker
+
+
+class BudgetedSession:
+    """:class:`~tooldiag.suites.bfcl.executor.BackendSession`'s contract, every call under a budget."""
+
+    def __init__(self, budget: ExecutionBudget | None = None, return_instances: bool = True) -> None:
+        self.budget = budget or ExecutionBudget.from_env()
+        #: The grader compares instances; a rollout only reads results, so it skips their pickling.
+        self.return_instances = return_instances
+        self._worker: _Worker | None = None
+        self._sid = 0
+        self._config_sent = False
+        self._initial_config: dict = {}
+        #: Completed requests, replayed into a fresh worker after a kill.
+        self._log: list[tuple[list[str], tuple[Any, ...]]] = []
+        #: How many calls ended over budget (tests and reports read it).
+        self.over_budget = 0
+
+    def _bind(self) -> _Worker:
+        worker = self._worker
+        if worker is not None and worker.alive:
+            return worker
+        worker = _worker(self.budget)
+        self._worker, self._sid = worker, worker.new_sid()
+        weakref.finalize(self, worker.release, self._sid)
+        worker.send(("config", self._sid, self._initial_config))
+        worker.receive()
+        for calls, context in self._log:  # replay: same calls, same order, results already known
+            worker.run(("execute", self._sid, calls, *context, False), [])
+        return worker
+
+    def execute(
+        self,
+        func_call_list: list[str],
+        initial_config: dict,
+        involved_classes: list[str],
+        model_name: str,
+        test_entry_id: str,
+        long_context: bool = False,
+        is_evaL_run: bool = False,  # BFCL's parameter name, spelled as BFCL spells it
+    ) -> tuple[list[str], dict[str, Any]]:
+        """Same contract as BFCL's ``execute_multi_turn_func_call``; instances come back as copies."""
+        if not self._config_sent:
+            self._initial_config, self._config_sent = initial_config, True
+        context = (list(involved_classes), model_name, test_entry_id, long_context, is_evaL_run)
+        results: list[str] = []
+        remaining = list(func_call_list)
+        for _attempt in range(len(remaining) + 2):
+            done: list[str] = []
+            try:
+                worker = self._bind()
+                instances = worker.run(("execute", self._sid, remaining, *context, self.return_instances), done)
+            except WorkerDied:
+                if done:
+                    self._log.append((remaining[: len(done)], context))
+                results.extend(done)
+                if len(done) < len(remaining):  # this call was over budget: BFCL's error string
+                    self.over_budget += 1
+                    results.append(cpu_exceeded(self.budget))
+                    remaining = remaining[len(done) + 1 :]
+                else:  # every call completed; the worker ended returning the instances
+                    remaining = []
+                if not remaining and not self.return_instances:
+                    return results, {}
+                continue
+            self._log.append((remaining, context))
+            results.extend(done)
+            return results, instances or {}
+        raise WorkerDied("the execution worker keeps ending without running a call")
+
+
+# -- the worker process --------------------------------------------------------
+
+
+def _vm_size_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[0]) * resource.getpagesize()
+    except OSError:
+        return 0
+
+
+def _serve(memory_mb: int, cpu_seconds: int) -> None:
+    """Answer requests on stdin until it closes; backend prints go to stderr."""
+    import bfcl_eval.eval_checker.multi_turn_eval.func_source_code  # noqa: F401 - counted in the baseline
+
+    requests = os.fdopen(os.dup(0), "rb")
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    baseline = _vm_size_bytes()
+    if baseline:
+        limit = baseline + memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    hard_cpu = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    sessions: dict[int, BackendSession] = {}
+    configs: dict[int, dict] = {}
+    while True:
+        header = requests.read(_HEADER.size)
+        if len(header) != _HEADER.size:
+            return
+        dropped, message = pickle.loads(requests.read(_HEADER.unpack(header)[0]))
+        for sid in dropped:
+            sessions.pop(sid, None)
+            configs.pop(sid, None)
+        kind, sid = message[0], message[1]
+        if kind == "config":
+            sessions[sid], configs[sid] = BackendSession(), message[2]
+            _write(replies, None)
+            continue
+        calls, classes, model_name, entry_id, long_context, is_eval, want_instances = message[2:]
+        session = sessions[sid]
+        arguments = (configs[sid], classes, model_name, entry_id, long_context, is_eval)
+        for call in calls:
+            used = resource.getrusage(resource.RUSAGE_SELF)
+            soft = math.ceil(used.ru_utime + used.ru_stime) + cpu_seconds
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, hard_cpu))
+            _write(replies, session.execute([call], *arguments)[0][0])
+        if calls and not want_instances:
+            _write(replies, None)
+        else:  # also creates the instances when ``calls`` is empty
+            instances = session.execute([], *arguments)[1]
+            _write(replies, instances if want_instances else None)
+
+
+def _write(replies: IO[bytes], value: Any) -> None:
+    payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    replies.write(_HEADER.pack(len(payload)) + payload)
+    replies.flush()
+
+
+if __name__ == "__main__":
+    _serve(int(sys.argv[1]), int(sys.argv[2]))
