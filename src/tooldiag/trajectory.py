@@ -52,7 +52,7 @@ class ToolSpec(_Model):
 MAX_STORED_DEPTH = 200
 
 
-def _nesting_depth(value: Any) -> int:
+def nesting_depth(value: Any) -> int:
     """How deeply lists and dicts nest in ``value`` (iterative: no recursion limit)."""
     deepest, stack = 0, [(value, 1)]
     while stack:
@@ -83,14 +83,27 @@ class ToolCall(_Model):
     def from_raw(cls, name: str, raw_arguments: str | dict[str, Any] | None, id: str = "") -> ToolCall:
         """Parse ``raw_arguments`` (JSON text or an already-decoded dict) without raising."""
         if isinstance(raw_arguments, dict):
-            return cls(id=id, name=name, arguments=raw_arguments, raw_arguments=json.dumps(raw_arguments))
+            try:
+                raw = json.dumps(raw_arguments)
+            except (ValueError, RecursionError) as exc:  # an int past the 4300-digit limit, or nesting past the stack
+                return cls(
+                    id=id, name=name, raw_arguments=None, parse_error=f"arguments cannot be written as JSON: {exc}"
+                )
+            if nesting_depth(raw_arguments) > MAX_STORED_DEPTH:  # decoded already (an imported result file)
+                return cls(
+                    id=id,
+                    name=name,
+                    raw_arguments=raw,
+                    parse_error=f"arguments nest deeper than {MAX_STORED_DEPTH} levels: kept as raw text only",
+                )
+            return cls(id=id, name=name, arguments=raw_arguments, raw_arguments=raw)
         if raw_arguments is None:
             return cls(id=id, name=name, arguments=None, raw_arguments=None, parse_error="no arguments")
         try:
             parsed = json.loads(raw_arguments)
         except (ValueError, RecursionError) as exc:  # ValueError: also an int past the 4300-digit limit
             return cls(id=id, name=name, raw_arguments=raw_arguments, parse_error=f"invalid JSON: {exc}")
-        if _nesting_depth(parsed) > MAX_STORED_DEPTH:
+        if nesting_depth(parsed) > MAX_STORED_DEPTH:
             return cls(
                 id=id,
                 name=name,
@@ -358,3 +371,14 @@ def dump_json_repaired(model: BaseModel) -> tuple[str, int]:
     except ValueError:  # PydanticSerializationError: a surrogate somewhere
         repaired, count = repair_value(model.model_dump(mode="json"))
         return json.dumps(repaired, ensure_ascii=False, separators=(",", ":")), count
+
+
+def storable_raw(value: Any) -> Any:
+    """``value`` as an emission's ``raw`` field: itself, or its JSON text when it nests deeper than
+    :data:`MAX_STORED_DEPTH` (the store's serializer refuses such nesting; the text keeps it all)."""
+    if nesting_depth(value) <= MAX_STORED_DEPTH:
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return f"<{type(value).__name__} nested more than {MAX_STORED_DEPTH} levels, not stored>"

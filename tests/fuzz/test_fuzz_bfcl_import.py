@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -28,12 +27,6 @@ def result_folders(draw: st.DrawFn) -> tuple[Path, bytes]:
     return name, draw(hostile_jsonl(entries))
 
 
-@pytest.mark.xfail(
-    reason="issue 20 defect 10, still open on the import path: an imported tool call nested deeper than pydantic "
-    "serializes (Maximum serialization depth exceeded) aborts the import in RunStore.put_case (the run path caps "
-    "argument nesting since the executor hardening; the importer does not yet)",
-    strict=False,
-)
 @fuzz_settings(15)
 @given(folder=result_folders())
 def test_import_bfcl_never_crashes(tmp_path_factory, folder: tuple[Path, bytes]) -> None:

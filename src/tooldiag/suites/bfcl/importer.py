@@ -31,7 +31,7 @@ from tooldiag.suites.bfcl.data import GIVE_BACK_MESSAGE, MAXIMUM_STEP_LIMIT, Bfc
 from tooldiag.suites.bfcl.decode import is_empty_execute_response
 from tooldiag.suites.bfcl.gold import BfclCaseNotes
 from tooldiag.suites.bfcl.layouts import LAYOUT_NAMES, LAYOUTS, Layout, detect_layout, step_misfit, step_votes
-from tooldiag.trajectory import CaseTrajectory, Emission, Grade, Message, RunConfig, Step, Turn, Usage
+from tooldiag.trajectory import CaseTrajectory, Emission, Grade, Message, RunConfig, Step, Turn, Usage, storable_raw
 
 if TYPE_CHECKING:
     from tooldiag.suites.bfcl.runner import RunSummary
@@ -335,7 +335,7 @@ def build_step(layout: Layout, step: Any, extra: dict[str, Any]) -> Step:
         text = step if isinstance(step, str) else None
         emission = Emission(text=text, tool_calls=layout.tool_calls(step) if text is not None else [], **extra)
     else:
-        emission = Emission(tool_calls=layout.tool_calls(step), raw=step, **extra)
+        emission = Emission(tool_calls=layout.tool_calls(step), raw=storable_raw(step), **extra)
     try:
         decoded = layout.decode(step)
     except Exception as exc:  # noqa: BLE001 - BFCL drops a step whose decode raises

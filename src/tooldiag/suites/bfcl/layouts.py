@@ -273,7 +273,7 @@ def _tool_call(name: Any, arguments: Any) -> ToolCall:
             return ToolCall(
                 name=name, raw_arguments=repr(arguments), parse_error=f"arguments not JSON-representable: {exc}"
             )
-        return ToolCall(name=name, arguments=safe, raw_arguments=json.dumps(safe))
+        return ToolCall.from_raw(name, safe)  # one rule for decoded arguments (nesting cap, unwritable ints)
     return ToolCall(
         name=name,
         raw_arguments=repr(arguments),
