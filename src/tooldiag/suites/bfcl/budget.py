@@ -86,6 +86,8 @@ class _Worker:
 
     def __init__(self, budget: ExecutionBudget) -> None:
         self.budget = budget
+        #: The process that started the worker: a forked child must not talk on (or close) its parent's pipe.
+        self.owner_pid = os.getpid()
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tooldiag.suites.bfcl.budget", str(budget.memory_mb), str(budget.cpu_seconds)],
@@ -177,11 +179,14 @@ _LIVE: weakref.WeakSet[_Worker] = weakref.WeakSet()
 def _close_workers() -> None:
     """Let every worker see end of input and exit before the interpreter does."""
     for worker in list(_LIVE):
-        worker.close()
+        if worker.owner_pid == os.getpid():  # a forked child leaves its parent's workers alone
+            worker.close()
 
 
 def _worker(budget: ExecutionBudget) -> _Worker:
     worker: _Worker | None = getattr(_LOCAL, "worker", None)
+    if worker is not None and worker.owner_pid != os.getpid():
+        worker = None  # inherited through fork: the parent's, never ours to use or close
     if worker is None or not worker.alive or worker.budget != budget:
         if worker is not None and worker.alive:
             worker.close()
