@@ -511,11 +511,10 @@ def judgebench_predict(
     writer of ``run_dir`` (docs/distributed.md).
     """
     from tooldiag.models import ModelOptions
+    from tooldiag.runner.ray_units import check_executor_options
     from tooldiag.suites.judgebench.generate import check_difficulties, predict
     from tooldiag.suites.judgebench.loaders import load_records
     from tooldiag.suites.judgebench.store import JudgeBenchStore
-
-    from tooldiag.runner.ray_units import check_executor_options
 
     chosen = check_difficulties(difficulties)
     check_executor_options(executor, ray_address)  # a missing Ray is refused before anything is written
@@ -574,13 +573,12 @@ def judgebench_judge(
     :func:`judgebench_predict`: the units (plan x condition x draw) as Ray tasks, one writer.
     """
     from tooldiag.models import ModelOptions
+    from tooldiag.runner.ray_units import check_executor_options
     from tooldiag.suites.judgebench.conditions import parse_conditions
     from tooldiag.suites.judgebench.generate import check_difficulties
     from tooldiag.suites.judgebench.judge import judge_predictions
     from tooldiag.suites.judgebench.probes import check_probes
     from tooldiag.suites.judgebench.store import JudgeBenchStore
-
-    from tooldiag.runner.ray_units import check_executor_options
 
     chosen_probes = check_probes(probes)
     chosen_conditions = parse_conditions(conditions)

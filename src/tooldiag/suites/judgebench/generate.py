@@ -216,7 +216,9 @@ async def predict(
         from tooldiag.suites.judgebench.distributed import predict_on_ray
 
         try:
-            predict_on_ray(units, generator, template, config, options, concurrency, commit, summary.executor, ray_address)
+            predict_on_ray(
+                units, generator, template, config, options, concurrency, commit, summary.executor, ray_address
+            )
         finally:
             progress.finish()
             await backend.aclose()

@@ -304,9 +304,7 @@ async def judge_unit(backend: ModelBackend, setup: JudgeSetup, plan: _Plan) -> V
                 backend, plan, template, setup.rubrics, setup.config, setup.retries
             )
         else:
-            status, values, verdict, raw, attempts = await _single(
-                backend, plan, template, setup.config, setup.retries
-            )
+            status, values, verdict, raw, attempts = await _single(backend, plan, template, setup.config, setup.retries)
     except ModelCallError as exc:
         if exc.fatal:
             raise fatal(setup.judge, exc) from None
