@@ -121,7 +121,7 @@ def test_without_ray_judge_fails_with_one_line_naming_the_install_command(predic
     run_dir = _copy(predicted, tmp_path / "run")
     script = "import sys; sys.modules['ray'] = None; from tooldiag.cli.main import main; main()"
     command = [sys.executable, "-c", script, "judgebench", "judge", "-j", "ref/jb-exact", "--run-dir", str(run_dir)]
-    finished = subprocess.run(command + ["--executor", "ray", "-q"], cwd=ROOT, capture_output=True, text=True)
+    finished = subprocess.run([*command, "--executor", "ray", "-q"], cwd=ROOT, capture_output=True, text=True)
     output = finished.stdout + finished.stderr
     assert finished.returncode == 2, output
     assert len([line for line in output.splitlines() if line.startswith("error:")]) == 1, output
