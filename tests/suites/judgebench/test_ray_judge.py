@@ -70,9 +70,9 @@ def cluster() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def predicted(tmp_path_factory) -> Path:
-    """A run directory with the plans of ``ref/jb-perturb`` on six generated records (predicted locally)."""
+    """A run directory with the plans of ``ref/jb-perturb`` on four generated records (predicted locally)."""
     base = tmp_path_factory.mktemp("predicted")
-    judgebench_generate(base / "records.jsonl", 6, 3, quality_gates=False)
+    judgebench_generate(base / "records.jsonl", 4, 3, quality_gates=False)
     judgebench_predict(base / "run", ["ref/jb-perturb"], records=str(base / "records.jsonl"))
     return base / "run"
 
@@ -111,7 +111,7 @@ def whole_run(predicted, tmp_path_factory) -> list[tuple]:
     with FakeOpenAIServer(responder=verdict_of, record=False) as server:
         summary = _judge(run_dir, _options(server))
     rows = _rows(run_dir)
-    assert summary.ran == len(rows) == _units(run_dir) > 20
+    assert summary.ran == len(rows) == _units(run_dir) > 20  # 4 records x 3 difficulties, less attrition
     assert {row[7] for row in rows} == {"ok"}
     return rows
 
@@ -137,6 +137,7 @@ def test_a_ray_address_without_the_ray_executor_is_refused(predicted, tmp_path):
 
 
 # -- the cluster ---------------------------------------------------------------------------
+@pytest.mark.slow
 def test_judge_on_ray_stores_the_rows_of_the_local_executor(cluster, predicted, whole_run, tmp_path):
     run_dir = _copy(predicted, tmp_path / "ray")
     with FakeOpenAIServer(responder=verdict_of, record=False) as server:
@@ -146,6 +147,7 @@ def test_judge_on_ray_stores_the_rows_of_the_local_executor(cluster, predicted, 
     assert summary.executor.executor == "ray" and summary.executor.cluster_cpus == 2
 
 
+@pytest.mark.slow
 def test_faulty_endpoint_on_ray_every_unit_stored_once(cluster, predicted, whole_run, tmp_path):
     run_dir = _copy(predicted, tmp_path / "faulty")
     faults = FaultSpec(rate_429=0.05, rate_500=0.05, rate_malformed=0.05, rate_stall=0.02, stall_s=0.1, seed=3)
@@ -158,6 +160,7 @@ def test_faulty_endpoint_on_ray_every_unit_stored_once(cluster, predicted, whole
     assert rows == whole_run
 
 
+@pytest.mark.slow
 def test_predict_on_ray_stores_the_plans_of_the_local_executor(cluster, predicted, tmp_path):
     records = predicted.parent / "records.jsonl"
     [summary] = judgebench_predict(
@@ -177,6 +180,7 @@ def _stored(run_dir: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="kill -9 of a subprocess")
 def test_a_driver_killed_mid_grid_resumes_to_one_row_per_unit(cluster, predicted, whole_run, tmp_path):
     run_dir = _copy(predicted, tmp_path / "killed")
@@ -202,3 +206,32 @@ def test_a_driver_killed_mid_grid_resumes_to_one_row_per_unit(cluster, predicted
     assert f"ran {len(whole_run) - partial} (" in finished.stdout and f"already stored {partial}," in finished.stdout
     assert "ray executor:" in finished.stdout
     assert _rows(run_dir) == whole_run
+
+
+def class_of(request: RecordedRequest) -> Reply:
+    """A classifier judge whose answer follows from the prompt's SHA-256; one prompt in five is garbled."""
+    digest = hashlib.sha256(json.dumps(request.body.get("messages")).encode()).digest()
+    if digest[0] % 5 == 0:
+        return Reply.say("I cannot tell.")
+    return Reply.say(json.dumps({"action_class": ("ask", "refuse", "confirm", "other")[digest[1] % 4]}))
+
+
+@pytest.mark.slow
+def test_the_llm_scheme_on_ray_labels_as_the_local_executor(cluster):
+    from tooldiag.classify import get_classifier
+
+    items = [(f"Message {i}: shall I book flight {i * 7} for you?", False) for i in range(30)]
+    items += [("", False), ("calling the tool", True), (None, False)]
+    with FakeOpenAIServer(responder=class_of, record=False) as server:
+        options = ModelOptions(base_url=server.base_url, cache=False, concurrency=4, max_retries=2)
+        local = get_classifier("llm", judge="openai/fake-classifier", judge_options=options)
+        on_ray = get_classifier(
+            "llm", judge="openai/fake-classifier", judge_options=options, executor="ray", ray_address=cluster.address
+        )
+        expected = local.explain_many(items)
+        labelled = on_ray.explain_many(items)
+    assert [e.label for e in labelled] == [e.label for e in expected]
+    assert [(e.rule, e.detail) for e in labelled] == [(e.rule, e.detail) for e in expected]
+    assert on_ray.fallbacks == local.fallbacks > 0  # garbled answers fell back to the rules, counted alike
+    assert {e.rule for e in expected} >= {"judge"}
+    assert on_ray.executor_counts.executor == "ray"
