@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tooldiag.errors import UserError
-from tooldiag.runner.ray_executor import RayOutcome, check_executor, import_ray, run_on_ray
+from tooldiag.runner.ray_executor import RayOutcome, check_executor, connect, import_ray, run_on_ray
 from tooldiag.runner.shard import WorkerEntry
 
 
@@ -71,7 +71,20 @@ def run_units_on_ray(
     """Run ``units`` through ``entry`` as Ray tasks (one endpoint's ``payload``); ``on_result`` runs
     in this process, the one writer, for every result as its chunk lands. Adds the fault counts to
     ``counts`` and returns the entries' return values; an entry's error stops the run (what landed is
-    stored) and is raised here as the entry raised it."""
-    outcome = run_on_ray(units, entry, [payload], concurrency, on_result, address=address)
+    stored) and is raised here as the entry raised it.
+
+    The payload (records, templates: the same for every chunk) goes into Ray's object store once;
+    each task gets a reference, which Ray resolves to the value on the worker, instead of the
+    payload pickled again with every chunk.
+    """
+    if not units:
+        return []
+    ray = import_ray()
+    started = connect(ray, address, None)
+    try:
+        outcome = run_on_ray(units, entry, [ray.put(payload)], concurrency, on_result, address=address)
+    finally:
+        if started:
+            ray.shutdown()
     counts.add(outcome)
     return outcome.values

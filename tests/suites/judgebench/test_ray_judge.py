@@ -54,7 +54,11 @@ def _private_cache(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
-    pytest.importorskip("ray")
+    """The cluster, this process connected to it once: every in-process Ray run of the module reuses the
+    connection and so the job's worker processes (a fresh job would start and import them again)."""
+    ray = pytest.importorskip("ray")
+    import logging
+
     from ray.cluster_utils import Cluster
 
     started = Cluster(
@@ -63,16 +67,18 @@ def cluster() -> Iterator[Any]:
     )
     try:
         started.wait_for_nodes()
+        ray.init(address=started.address, logging_level=logging.WARNING, log_to_driver=False)
         yield started
     finally:
+        ray.shutdown()
         started.shutdown()
 
 
 @pytest.fixture(scope="module")
 def predicted(tmp_path_factory) -> Path:
-    """A run directory with the plans of ``ref/jb-perturb`` on four generated records (predicted locally)."""
+    """A run directory with the plans of ``ref/jb-perturb`` on six generated records (predicted locally)."""
     base = tmp_path_factory.mktemp("predicted")
-    judgebench_generate(base / "records.jsonl", 4, 3, quality_gates=False)
+    judgebench_generate(base / "records.jsonl", 6, 3, quality_gates=False)
     judgebench_predict(base / "run", ["ref/jb-perturb"], records=str(base / "records.jsonl"))
     return base / "run"
 
@@ -111,7 +117,7 @@ def whole_run(predicted, tmp_path_factory) -> list[tuple]:
     with FakeOpenAIServer(responder=verdict_of, record=False) as server:
         summary = _judge(run_dir, _options(server))
     rows = _rows(run_dir)
-    assert summary.ran == len(rows) == _units(run_dir) > 20  # 4 records x 3 difficulties, less attrition
+    assert summary.ran == len(rows) == _units(run_dir) > 20
     assert {row[7] for row in rows} == {"ok"}
     return rows
 
