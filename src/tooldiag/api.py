@@ -499,18 +499,25 @@ def judgebench_predict(
     prompt_dir: str | Path | None = None,
     progress: Callable[[str], AbstractContextManager[ProgressSink]] | None = None,
     on_done: Callable[[str, PredictSummary], None] | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> list[PredictSummary]:
     """``tooldiag judgebench predict``: each generator plans every record at every difficulty.
 
     Resumable: plans already in ``run_dir`` are skipped. ``progress(label)`` opens one
     progress display per generator; ``on_done(generator, summary)`` hears of each as it ends.
+    ``executor="ray"`` (``--executor ray``) plans the units as Ray tasks on the cluster at
+    ``ray_address`` (``auto`` or ``HOST:PORT``; ``None``: a local Ray); this process stays the only
+    writer of ``run_dir`` (docs/distributed.md).
     """
     from tooldiag.models import ModelOptions
+    from tooldiag.runner.ray_units import check_executor_options
     from tooldiag.suites.judgebench.generate import check_difficulties, predict
     from tooldiag.suites.judgebench.loaders import load_records
     from tooldiag.suites.judgebench.store import JudgeBenchStore
 
     chosen = check_difficulties(difficulties)
+    check_executor_options(executor, ray_address)  # a missing Ray is refused before anything is written
     loaded = load_records(records, limit=limit)
     options = options or ModelOptions()
     return _each_model(
@@ -528,6 +535,9 @@ def judgebench_predict(
             concurrency=options.concurrency,
             prompt_dir=prompt_dir,
             progress=sink,
+            executor=executor,
+            ray_address=ray_address,
+            options=options,
         ),
         progress,
         on_done,
@@ -550,6 +560,8 @@ def judgebench_judge(
     on_done: Callable[[str, JudgeSummary], None] | None = None,
     samples: int = 1,
     probes: Sequence[str] | str = (),
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> list[JudgeSummary]:
     """``tooldiag judgebench judge``: every judge scores every stored plan under each condition.
 
@@ -557,9 +569,11 @@ def judgebench_judge(
     are skipped. ``samples`` independent draws (at the judge's temperature) are stored per plan
     and condition; raising it later adds the missing draws. ``progress`` and ``on_done`` as for
     :func:`judgebench_predict`. ``probes`` (``order``) also judges each plan's equivalent rewrite
-    (``--probe order``, docs/judgebench.md "Bias probes").
+    (``--probe order``, docs/judgebench.md "Bias probes"). ``executor`` and ``ray_address`` as for
+    :func:`judgebench_predict`: the units (plan x condition x draw) as Ray tasks, one writer.
     """
     from tooldiag.models import ModelOptions
+    from tooldiag.runner.ray_units import check_executor_options
     from tooldiag.suites.judgebench.conditions import parse_conditions
     from tooldiag.suites.judgebench.generate import check_difficulties
     from tooldiag.suites.judgebench.judge import judge_predictions
@@ -569,6 +583,7 @@ def judgebench_judge(
     chosen_probes = check_probes(probes)
     chosen_conditions = parse_conditions(conditions)
     chosen = check_difficulties(difficulties)
+    check_executor_options(executor, ray_address)
     options = options or ModelOptions()
     return _each_model(
         judges,
@@ -590,6 +605,9 @@ def judgebench_judge(
             prompt_dir=prompt_dir,
             progress=sink,
             probes=chosen_probes,
+            executor=executor,
+            ray_address=ray_address,
+            options=options,
         ),
         progress,
         on_done,

@@ -80,6 +80,8 @@ def get_classifier(
     cue_files: Sequence[Path | str] = (),
     judge: str | None = None,
     judge_options: ModelOptions | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> Classifier:
     """The classifier of ``scheme``, resolved once by the caller and passed down.
 
@@ -87,15 +89,25 @@ def get_classifier(
     :data:`CUES_ENV` extend the default rules before ``cue_files`` (for the ``llm``
     scheme, the rules it falls back on); the ``llm`` scheme's judge is ``judge``, else
     ``TOOLDIAG_CLASSIFY_MODEL``. Rule-based classifiers are cached, so calling this per
-    emission is cheap.
+    emission is cheap. ``executor="ray"`` (``--executor ray``, the ``llm`` scheme only) asks the
+    judge from Ray tasks on the cluster at ``ray_address`` (``None``: a local Ray).
     """
     check_scheme(scheme)
+    if scheme != "llm" and (executor != "local" or ray_address is not None):
+        from tooldiag.errors import UserError
+
+        raise UserError(
+            "--executor and --ray-address apply to --scheme llm only", hint="drop them, or use --scheme llm"
+        )
     if scheme == "llm":
         from tooldiag.classify.llm import judge_from_env
 
         judge = judge_from_env(judge)
     cues = tuple(Path(path) for path in (*cue_files_from_env(), *cue_files))
-    return resolve_classifier(scheme, SchemeOptions(cue_files=cues, judge=judge, judge_options=judge_options))
+    chosen = SchemeOptions(
+        cue_files=cues, judge=judge, judge_options=judge_options, executor=executor, ray_address=ray_address
+    )
+    return resolve_classifier(scheme, chosen)
 
 
 def classify_batch(classifier: Classifier, items: Sequence[tuple[Any, bool]]) -> list[ActionClass]:

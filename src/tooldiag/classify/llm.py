@@ -13,14 +13,20 @@ the key, or does not know the model) it is not asked again, and the judge gets
 that is down costs about a second, not minutes of backoff. The prompt file, reply schema
 and request pool are the shared LLM-judge toolkit's (:mod:`tooldiag.judges`) and worker
 pool's (:mod:`tooldiag.runner`).
+
+``executor="ray"`` (``--executor ray`` with ``--scheme llm``) sends the emissions the judge must
+read, one unit each, to Ray tasks (:mod:`tooldiag.runner.ray_units`): each worker rebuilds the
+judge from the model string and options and asks it exactly what a local run asks; the labels
+come back to this process, which keeps the fallbacks, the first error and the executor's counts,
+so the labels do not depend on the executor.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -37,6 +43,8 @@ from tooldiag.runner import run_pool
 
 if TYPE_CHECKING:
     from tooldiag.models.base import ModelOptions
+    from tooldiag.runner.ray_units import ExecutorCounts
+    from tooldiag.trajectory import GenerationConfig
 
 #: Environment variable naming the judge model of the ``llm`` scheme.
 MODEL_ENV = "TOOLDIAG_CLASSIFY_MODEL"
@@ -117,8 +125,17 @@ class LLMClassifier:
         options: ModelOptions | None = None,
         rules: Classifier | None = None,
         max_chars: int = 6000,
+        executor: str = "local",
+        ray_address: str | None = None,
     ) -> None:
         from tooldiag.models.base import ModelOptions
+        from tooldiag.runner.ray_units import ExecutorCounts, check_executor_options
+
+        #: ``local``, or ``ray``: the judge's requests as Ray tasks (on ``ray_address``, or a local Ray).
+        self.executor = check_executor_options(executor, ray_address)
+        self.ray_address = ray_address
+        #: With Ray: the units retried and the workers lost (the summary's executor line).
+        self.executor_counts: ExecutorCounts = ExecutorCounts(executor)
 
         self.model = model
         #: The judge's endpoint, key variable, concurrency, timeout, cache and retries (resolved by the caller).
@@ -156,12 +173,12 @@ class LLMClassifier:
         """Each label with who gave it: ``judge``, ``rules`` (syntax or empty text), or
         ``fallback: <why>`` (the judge did not label it)."""
         from tooldiag.models.registry import resolve_model
-        from tooldiag.trajectory import GenerationConfig, Message
+        from tooldiag.trajectory import Message
 
+        if self.executor == "ray":
+            return self._label_on_ray(items)
         backend = resolve_model(self.model, self.options)
-        config = GenerationConfig(temperature=0.0, max_tokens=50)
-        if self.options.timeout is not None:
-            config = config.model_copy(update={"timeout_s": self.options.timeout})
+        config = judge_config(self.options)
 
         labels: list[tuple[ActionClass, str]] = [(ActionClass.OTHER, "rules")] * len(items)
 
@@ -193,6 +210,41 @@ class LLMClassifier:
             await run_pool(range(len(items)), one, self._concurrency(), keep)
         finally:
             await backend.aclose()
+        return labels
+
+    def _label_on_ray(self, items: Sequence[tuple[Any, bool]]) -> list[tuple[ActionClass, str]]:
+        """:meth:`_alabel_many` with the judge's units as Ray tasks; syntax, empty text and every
+        fallback stay here, so the labels and counts are a local run's."""
+        labels: list[tuple[ActionClass, str]] = [(ActionClass.OTHER, "rules")] * len(items)
+        units: list[tuple[int, str]] = []
+        for index, (text, has_calls) in enumerate(items):
+            early = self._syntax_or_empty(text, has_calls)
+            if early is not None:
+                labels[index] = (early, "rules")
+            elif self._down:
+                labels[index] = (self._fall_back(text), f"fallback: the judge is unreachable ({self.judge_error})")
+            else:
+                units.append((index, str(text)[: self.max_chars]))
+
+        def land(result: tuple[int, str | None, str | None, bool]) -> None:
+            index, value, error, fatal = result
+            text = items[index][0]
+            if value is not None:
+                labels[index] = (ActionClass(value), "judge")
+            elif error is None:
+                labels[index] = (self._fall_back(text), "fallback: the judge's answer named no action class")
+            else:
+                self.judge_error = self.judge_error or error
+                self._down = self._down or fatal
+                labels[index] = (self._fall_back(text), f"fallback: the request failed ({error})")
+
+        if units:
+            from tooldiag.runner.ray_units import run_units_on_ray
+
+            payload = LabelPayload(self.model, self.options)
+            run_units_on_ray(
+                units, label_shard, payload, self._concurrency(), land, self.executor_counts, self.ray_address
+            )
         return labels
 
     def explain_many(self, items: Sequence[tuple[Any, bool]]) -> list[Explanation]:
@@ -245,6 +297,56 @@ class LLMClassifier:
         return self.classify_many([(text, has_calls)])[0]
 
 
+def judge_config(options: ModelOptions) -> GenerationConfig:
+    """The request of every label: temperature 0, 50 tokens, the options' timeout."""
+    from tooldiag.trajectory import GenerationConfig
+
+    config = GenerationConfig(temperature=0.0, max_tokens=50)
+    if options.timeout is not None:
+        config = config.model_copy(update={"timeout_s": options.timeout})
+    return config
+
+
+@dataclass(frozen=True)
+class LabelPayload:
+    """What a Ray worker needs to rebuild the judge: its model string and options."""
+
+    model: str
+    options: ModelOptions
+
+
+async def label_shard(payload: LabelPayload, units: list[Any], concurrency: int, emit: Callable[[Any], None]) -> None:
+    """A Ray worker's entry point: ask the judge about each ``(index, text)`` unit and emit
+    ``(index, class value or None, error or None, whether the error was fatal)``. Once a request
+    fails for good (unreachable, bad key) the worker's remaining units are not asked either."""
+    from tooldiag.models.registry import resolve_model
+    from tooldiag.trajectory import Message
+
+    backend = resolve_model(payload.model, replace(payload.options, concurrency=concurrency))
+    config = judge_config(payload.options)
+    down: list[str] = []
+
+    async def one(unit: Any) -> tuple[int, str | None, str | None, bool]:
+        index, text = unit
+        if down:
+            return index, None, down[0], True
+        try:
+            draws = await draw_until_parsed(
+                backend, [Message(role="user", content=judge_prompt(text))], config, parse_judge_answer
+            )
+        except ModelCallError as exc:
+            fatal = exc.kind is ModelCallErrorKind.FATAL
+            if fatal:
+                down.append(str(exc))
+            return index, None, str(exc), fatal
+        return index, draws.value.value if draws.value is not None else None, None, False
+
+    try:
+        await run_pool(units, one, concurrency, lambda _, result: emit(result))
+    finally:
+        await backend.aclose()
+
+
 @scheme("llm")
 def llm_scheme(options: SchemeOptions) -> LLMClassifier:
     """A judge model labels each text emission; ``options.judge`` names it. Its rules (tool
@@ -253,6 +355,12 @@ def llm_scheme(options: SchemeOptions) -> LLMClassifier:
         raise _no_judge()
     from tooldiag.classify.default import default_scheme
 
-    classifier = LLMClassifier(options.judge, options=options.judge_options, rules=default_scheme(options))
+    classifier = LLMClassifier(
+        options.judge,
+        options=options.judge_options,
+        rules=default_scheme(options),
+        executor=options.executor,
+        ray_address=options.ray_address,
+    )
     classifier.cue_files = tuple(str(path) for path in options.cue_files)
     return classifier

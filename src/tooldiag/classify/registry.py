@@ -41,6 +41,9 @@ class SchemeOptions:
     judge: str | None = None
     #: Endpoint, key variable, concurrency, cache and retries of that judge.
     judge_options: ModelOptions | None = None
+    #: Where the ``llm`` scheme's requests run: ``local`` or ``ray`` (``--executor``), and the cluster.
+    executor: str = "local"
+    ray_address: str | None = None
 
 
 SchemeFactory = Callable[[SchemeOptions], Classifier]

@@ -87,6 +87,23 @@ JudgeMaxRetries = Annotated[
         rich_help_panel="llm scheme",
     ),
 ]
+JudgeExecutor = Annotated[
+    str,
+    typer.Option(
+        "--executor",
+        help="Where the judge's requests run: local (this process) or ray (Ray tasks on a cluster; "
+        "pip install 'tooldiag[ray]'; docs/distributed.md). The labels are the same either way.",
+        rich_help_panel="llm scheme",
+    ),
+]
+JudgeRayAddress = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        help="With --executor ray: auto (the cluster `ray start` made here) or HOST:PORT. Default: a local Ray.",
+        rich_help_panel="llm scheme",
+    ),
+]
 EvalFormat = Annotated[
     str | None,
     typer.Option("--format", "-f", help="Output of --evaluate: md (tables, the default) or json."),
@@ -121,8 +138,12 @@ def resolve_classifier_options(
     judge_timeout: float | None = None,
     judge_cache: bool = True,
     judge_max_retries: int | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> Classifier:
-    """The classifier the options name, resolved once here and passed down as an object."""
+    """The classifier the options name, resolved once here and passed down as an object.
+
+    ``executor``/``ray_address`` (``--executor ray``) apply to the ``llm`` scheme only."""
     from tooldiag.classify import SCHEMES, get_classifier
 
     if scheme not in SCHEMES:
@@ -140,7 +161,18 @@ def resolve_classifier_options(
             max_retries=JUDGE_MAX_RETRIES if judge_max_retries is None else judge_max_retries,
             timeout=judge_timeout,
         )
-    return get_classifier(scheme, cue_files=cues or (), judge=judge, judge_options=judge_options)
+    return get_classifier(
+        scheme, cue_files=cues or (), judge=judge, judge_options=judge_options, executor=executor,
+        ray_address=ray_address,
+    )  # fmt: skip
+
+
+def print_executor_line(classifier: Classifier) -> None:
+    """With ``--executor ray``: the units retried and workers lost, on stderr (nothing for a local run)."""
+    counts = getattr(classifier, "executor_counts", None)
+    line = counts.line() if counts is not None else None
+    if line:
+        typer.echo(line, err=True)
 
 
 def print_classifier_warnings(summaries: Sequence[ClassifierSummary | None]) -> None:
@@ -167,6 +199,8 @@ def classify_command(
     judge_timeout: JudgeTimeout = None,
     judge_cache: JudgeCache = True,
     judge_max_retries: JudgeMaxRetries = 2,
+    executor: JudgeExecutor = "local",
+    ray_address: JudgeRayAddress = None,
     evaluate: Annotated[
         bool,
         typer.Option(
@@ -190,6 +224,9 @@ def classify_command(
     Any other line (a user/system/tool message, a non-object, ...) is refused: exit 2.
 
     Example: tooldiag classify messages.jsonl --scheme paper > classes.jsonl
+
+    Example, the judge's requests on a Ray cluster: tooldiag classify messages.jsonl --scheme llm
+    --judge openai/Qwen3-8B --judge-base-url http://gpu1:8000/v1 --executor ray --ray-address auto
     """
     from tooldiag.classify.provenance import summarize
     from tooldiag.cli.classify_input import read_input
@@ -213,9 +250,12 @@ def classify_command(
         resolve_classifier_options(
             name, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
             judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
+            executor=executor if name == "llm" else "local", ray_address=ray_address if name == "llm" else None,
         )
         for name in schemes
     ]  # fmt: skip
+    if executor != "local" and "llm" not in schemes:
+        raise UserError("--executor applies to --scheme llm only", hint="add --scheme llm, or drop --executor")
     items = read_input(file, labelled=evaluate)
     pairs = [(item.text, item.has_calls) for item in items]
     if not evaluate:
@@ -225,6 +265,7 @@ def classify_command(
             out.write(json.dumps(item.output(label.value), ensure_ascii=False) + "\n")
         out.flush()
         typer.echo(f"classifier: {summary.describe()}", err=True)
+        print_executor_line(classifiers[0])
         print_classifier_warnings([summary])
         return
     _evaluate(file, items, classifiers, fmt or "md", evaluate_out)

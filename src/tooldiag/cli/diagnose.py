@@ -14,9 +14,12 @@ from tooldiag.cli.classify import (
     JudgeBaseUrl,
     JudgeCache,
     JudgeConcurrency,
+    JudgeExecutor,
     JudgeMaxRetries,
+    JudgeRayAddress,
     JudgeTimeout,
     print_classifier_warnings,
+    print_executor_line,
     resolve_classifier_options,
 )
 from tooldiag.cli.report import (
@@ -56,6 +59,8 @@ def diagnose_command(
     judge_timeout: JudgeTimeout = None,
     judge_cache: JudgeCache = True,
     judge_max_retries: JudgeMaxRetries = 2,
+    executor: JudgeExecutor = "local",
+    ray_address: JudgeRayAddress = None,
     masking_pp: MaskingPp = -15.0,
     execution_failure_pp: ExecFailPp = 60.0,
     t_cap: TCap = 10,
@@ -97,6 +102,9 @@ def diagnose_command(
     Example: tooldiag diagnose examples/agent_log.jsonl --format json
 
     Example: tooldiag diagnose --from inspect logs/2026-11-30T10-00-00_bfcl.eval
+
+    Example, the llm scheme's judge on a Ray cluster: tooldiag diagnose log.jsonl --scheme llm
+    --judge openai/Qwen3-8B --judge-base-url http://gpu1:8000/v1 --executor ray --ray-address auto
     """
     from tooldiag.api import diagnose_log, diagnose_traces
     from tooldiag.cli.io import write_out
@@ -110,6 +118,7 @@ def diagnose_command(
     classifier = resolve_classifier_options(
         scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
         judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
+        executor=executor, ray_address=ray_address,
     )  # fmt: skip
     invalid: list[InvalidLine] | None = [] if skip_invalid else None
     thresholds = thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence)
@@ -126,6 +135,7 @@ def diagnose_command(
         )
     if invalid:
         typer.echo(f"warning: {skipped_lines_text(logs[0] if len(logs) == 1 else source, invalid)}", err=True)
+    print_executor_line(classifier)
     print_classifier_warnings([report.classifier])
     if fmt == PARQUET:  # the tidy table of --format csv, numbers as numbers
         from tooldiag.report.frames import report_frame, write_parquet

@@ -13,18 +13,8 @@ from typing import Annotated
 
 import typer
 
-from tooldiag.cli.options import (
-    DEFAULT_MAX_RESPONSE_BYTES,
-    ApiKeyEnv,
-    BaseUrl,
-    Concurrency,
-    MaxResponseBytes,
-    MaxRetries,
-    MaxTokens,
-    NoCache,
-    Timeout,
-    build_model_options,
-)
+from tooldiag.cli.model_call import ModelCall, Quiet, model_call_options, print_step_summary
+from tooldiag.cli.options import ApiKeyEnv, BaseUrl, Concurrency, MaxRetries, NoCache, build_model_options
 
 app = typer.Typer(
     help="Judge reliability on AgentJudgeBench-style records (paper 000): predict, judge, analyze.",
@@ -52,11 +42,6 @@ Thinking = Annotated[
         "--thinking", help="on/off: sent as chat_template_kwargs.enable_thinking (vLLM, SGLang); default: not sent."
     ),
 ]
-Prompts = Annotated[
-    Path | None,
-    typer.Option("--prompts", help="Folder with your own prompt templates (same file names) to use instead."),
-]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 
 
 def _thinking(value: str | None) -> bool | None:
@@ -72,24 +57,12 @@ def _thinking(value: str | None) -> bool | None:
     raise UserError(f"--thinking must be on or off, got {value!r}", hint="e.g. --thinking off")
 
 
-def _temperature(value: str) -> float | None:
-    from tooldiag.errors import UserError
-
-    if value.strip().lower() in ("default", "none"):
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        raise UserError(
-            f"--temperature must be a number or 'default', got {value!r}", hint="e.g. --temperature 0.15"
-        ) from None
-
-
 #: The model options of every judgebench command (one builder for the whole CLI).
 _options = build_model_options
 
 
 @app.command("predict")
+@model_call_options(temperature="0", temperature_help="Number, or 'default' to send none (paper: 0).", executor=True)
 def predict_command(
     generator: Annotated[
         list[str],
@@ -101,56 +74,45 @@ def predict_command(
     records: Records = "builtin",
     difficulties: Difficulties = "easy,medium,hard",
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N records.")] = None,
-    temperature: Annotated[
-        str, typer.Option("--temperature", help="Number, or 'default' to send none (paper: 0).")
-    ] = "0",
     thinking: Thinking = None,
-    max_tokens: MaxTokens = None,
-    prompts: Prompts = None,
-    base_url: BaseUrl = None,
-    api_key_env: ApiKeyEnv = None,
-    concurrency: Concurrency = 8,
-    no_cache: NoCache = False,
-    max_retries: MaxRetries = 6,
-    timeout: Timeout = 120.0,
-    quiet: Quiet = False,
+    *,
+    call: ModelCall,
 ) -> None:
-    """Ask each generator to plan every record at every difficulty, single-shot, native tool calls."""
+    """Ask each generator to plan every record at every difficulty, single-shot, native tool calls.
+
+    Example: tooldiag judgebench predict -g ref/jb-perturb --run-dir runs/jb
+
+    Example, on a Ray cluster (this process alone writes runs/jb; re-run the same command to resume):
+    tooldiag judgebench predict -g openai/Qwen3-8B --base-url http://gpu1:8000/v1 --run-dir runs/jb
+    --executor ray --ray-address auto --concurrency 64
+    """
     from rich.console import Console
 
     from tooldiag.api import judgebench_predict
-    from tooldiag.cli.progress import run_progress
-    from tooldiag.suites.judgebench.generate import generation_config
-    from tooldiag.trajectory import GenerationConfig
 
     console = Console()
-
-    def done(name, summary) -> None:
-        statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())) or "nothing new"
-        console.print(
-            f"{name}: ran {summary.ran} ({statuses}), already stored {summary.skipped}, {summary.wall_s:.1f} s"
-        )
-        for difficulty, n in summary.no_query.items():
-            console.print(f"  {n} records have no {difficulty} query and were skipped")
-
     judgebench_predict(
         run_dir,
         generator,
         records=records,
         difficulties=difficulties.split(","),
         limit=limit,
-        config=generation_config(
-            _temperature(temperature), _thinking(thinking), max_tokens, GenerationConfig(timeout_s=timeout)
-        ),
-        options=_options(base_url, api_key_env, concurrency, no_cache, max_retries),
-        prompt_dir=prompts,
-        progress=lambda label: run_progress(label, enabled=not quiet),
-        on_done=done,
+        config=call.generation(_thinking(thinking)),
+        options=call.options(),
+        prompt_dir=call.prompts,
+        progress=call.progress(),
+        on_done=lambda name, summary: print_step_summary(console, name, summary),
+        **call.executor_options(),
     )
     console.print(f"stored in {run_dir}; next: tooldiag judgebench judge --run-dir {run_dir} --judge MODEL")
 
 
 @app.command("judge")
+@model_call_options(
+    temperature="0.15",
+    temperature_help="Number, or 'default' to send none (paper: 0.15 for vLLM judges, provider default otherwise).",
+    executor=True,
+)
 def judge_command(
     judge: Annotated[
         list[str],
@@ -171,15 +133,7 @@ def judge_command(
         list[str] | None, typer.Option("--generator", "-g", help="Only these generators' plans (repeatable).")
     ] = None,
     difficulties: Difficulties = "easy,medium,hard",
-    temperature: Annotated[
-        str,
-        typer.Option(
-            "--temperature",
-            help="Number, or 'default' to send none (paper: 0.15 for vLLM judges, provider default otherwise).",
-        ),
-    ] = "0.15",
     thinking: Thinking = None,
-    max_tokens: MaxTokens = None,
     retries: Annotated[
         int, typer.Option("--retries", min=0, help="Re-asks after an unparseable reply before storing a null.")
     ] = 2,
@@ -195,14 +149,6 @@ def judge_command(
     seed: Annotated[
         int, typer.Option("--seed", help="Seed of the corrupted_gt derangement and of the --probe rewrites.")
     ] = 42,
-    prompts: Prompts = None,
-    base_url: BaseUrl = None,
-    api_key_env: ApiKeyEnv = None,
-    concurrency: Concurrency = 8,
-    no_cache: NoCache = False,
-    max_retries: MaxRetries = 6,
-    timeout: Timeout = 120.0,
-    quiet: Quiet = False,
     probe: Annotated[
         list[str] | None,
         typer.Option(
@@ -211,7 +157,8 @@ def judge_command(
             "and argument keys reordered (same programmatic scores); analyze reports the verdict change rate.",
         ),
     ] = None,
-    max_response_bytes: MaxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES,
+    *,
+    call: ModelCall,
 ) -> None:
     """Have each judge score every stored plan under each condition.
 
@@ -219,41 +166,32 @@ def judge_command(
     tooldiag judgebench judge --run-dir runs/jb --judge ref/jb-flaky --samples 3
 
     Example, the order probe: tooldiag judgebench judge -j ref/jb-exact -j ref/jb-order --run-dir runs/jb --probe order
+
+    Example, the grid on a Ray cluster (units: plan x condition x draw; this process alone writes runs/jb,
+    a killed run resumes with the same command): tooldiag judgebench judge -j openai/Qwen3-32B
+    --base-url http://gpu1:8000/v1 --run-dir runs/jb --conditions all --executor ray --ray-address auto
     """
     from rich.console import Console
 
     from tooldiag.api import judgebench_judge
-    from tooldiag.cli.progress import run_progress
-    from tooldiag.suites.judgebench.generate import generation_config
-    from tooldiag.trajectory import GenerationConfig
 
     console = Console()
-
-    def done(name, summary) -> None:
-        parts = ", ".join(f"{c} {s} {n}" for (c, s), n in sorted(summary.statuses.items())) or "nothing new"
-        console.print(
-            f"{name}: ran {summary.ran} ({parts}), already stored {summary.skipped}, "
-            f"{summary.retried} needed a retry, {summary.missing_metric} lacked a metric, {summary.wall_s:.1f} s"
-            + (f"; {summary.probe_no_rewrite} probe units had no distinct rewrite" if summary.probe_no_rewrite else "")
-        )
-
     judgebench_judge(
         run_dir,
         judge,
         conditions=conditions,
         generators=generator,
         difficulties=difficulties.split(","),
-        config=generation_config(
-            _temperature(temperature), _thinking(thinking), max_tokens, GenerationConfig(timeout_s=timeout)
-        ),
+        config=call.generation(_thinking(thinking)),
         retries=retries,
         seed=seed,
-        options=_options(base_url, api_key_env, concurrency, no_cache, max_retries, max_response_bytes),
-        prompt_dir=prompts,
-        progress=lambda label: run_progress(label, enabled=not quiet),
-        on_done=done,
+        options=call.options(),
+        prompt_dir=call.prompts,
+        progress=call.progress(),
+        on_done=lambda name, summary: print_step_summary(console, name, summary),
         samples=samples,
         probes=probe or (),
+        **call.executor_options(),
     )
     console.print(f"next: tooldiag judgebench analyze --run-dir {run_dir}")
 
@@ -356,6 +294,7 @@ def gates_command(
 
 
 @app.command("rewrite")
+@model_call_options(temperature="0")
 def rewrite_command(
     records: Annotated[str, typer.Argument(help="Records file (.jsonl/.json/.parquet) or builtin.")],
     model: Annotated[
@@ -371,39 +310,30 @@ def rewrite_command(
         ),
     ] = None,
     retries: Annotated[int, typer.Option("--retries", min=0, help="Re-asks after an empty or unreadable answer.")] = 1,
-    temperature: Annotated[str, typer.Option("--temperature", help="Number, or 'default' to send none.")] = "0",
-    max_tokens: MaxTokens = None,
-    prompts: Prompts = None,
-    base_url: BaseUrl = None,
-    api_key_env: ApiKeyEnv = None,
-    concurrency: Concurrency = 8,
-    no_cache: NoCache = False,
-    max_retries: MaxRetries = 6,
-    timeout: Timeout = 120.0,
-    quiet: Quiet = False,
+    *,
+    call: ModelCall,
 ) -> None:
-    """Rewrite every easy query to medium and every medium to hard; calls and trace stay (FAILED: original kept)."""
+    """Rewrite every easy query to medium and every medium to hard; calls and trace stay (FAILED: original kept).
+
+    Example: tooldiag judgebench rewrite builtin --model ref/rewrite --out rewritten.jsonl
+    """
     from rich.console import Console
 
     from tooldiag.api import judgebench_rewrite
-    from tooldiag.cli.progress import run_progress
-    from tooldiag.suites.judgebench.generate import generation_config
-    from tooldiag.trajectory import GenerationConfig
 
     summary = judgebench_rewrite(
         records,
         model,
         out,
         run_dir=run_dir,
-        config=generation_config(_temperature(temperature), None, max_tokens, GenerationConfig(timeout_s=timeout)),
+        config=call.generation(),
         retries=retries,
-        options=_options(base_url, api_key_env, concurrency, no_cache, max_retries),
-        prompt_dir=prompts,
-        progress=lambda label: run_progress(label, enabled=not quiet),
+        options=call.options(),
+        prompt_dir=call.prompts,
+        progress=call.progress(),
     )
     console = Console()
-    ran = ", ".join(f"{t} {s} {n}" for (t, s), n in sorted(summary.statuses.items())) or "nothing new"
-    console.print(f"{model}: ran {summary.ran} ({ran}), already stored {summary.skipped}, {summary.wall_s:.1f} s")
+    print_step_summary(console, model, summary)
     for target in ("medium", "hard"):
         ok, failed = summary.written[(target, "OK")], summary.written[(target, "FAILED")]
         console.print(f"  {target}: {ok} OK, {failed} FAILED (original kept)")
@@ -411,6 +341,7 @@ def rewrite_command(
 
 
 @app.command("metajudge")
+@model_call_options(temperature="0")
 def metajudge_command(
     rewritten: Annotated[str, typer.Argument(help="Rewritten records file (from `judgebench rewrite`).")],
     judge: Annotated[
@@ -426,42 +357,29 @@ def metajudge_command(
         ),
     ] = None,
     retries: Annotated[int, typer.Option("--retries", min=0, help="Re-asks after an unreadable vote.")] = 2,
-    temperature: Annotated[str, typer.Option("--temperature", help="Number, or 'default' to send none.")] = "0",
-    max_tokens: MaxTokens = None,
-    prompts: Prompts = None,
-    base_url: BaseUrl = None,
-    api_key_env: ApiKeyEnv = None,
-    concurrency: Concurrency = 8,
-    no_cache: NoCache = False,
-    max_retries: MaxRetries = 6,
-    timeout: Timeout = 120.0,
-    quiet: Quiet = False,
+    *,
+    call: ModelCall,
 ) -> None:
-    """Meta-judges vote on preservation and hardening of every rewrite; writes Table 22 (paper 000 App. N)."""
+    """Meta-judges vote on preservation and hardening of every rewrite; writes Table 22 (paper 000 App. N).
+
+    Example: tooldiag judgebench metajudge rewritten.jsonl --judge ref/metajudge
+    """
     from rich.console import Console
 
     from tooldiag.api import judgebench_metajudge
-    from tooldiag.cli.progress import run_progress
     from tooldiag.suites.judgebench.construct.metajudge import table_markdown
-    from tooldiag.suites.judgebench.generate import generation_config
-    from tooldiag.trajectory import GenerationConfig
 
     console = Console()
-
-    def done(name, summary) -> None:
-        parts = ", ".join(f"{t} {s} {n}" for (t, s), n in sorted(summary.statuses.items())) or "nothing new"
-        console.print(f"{name}: ran {summary.ran} ({parts}), already stored {summary.skipped}, {summary.wall_s:.1f} s")
-
     table, written = judgebench_metajudge(
         rewritten,
         judge,
         out=out,
-        config=generation_config(_temperature(temperature), None, max_tokens, GenerationConfig(timeout_s=timeout)),
+        config=call.generation(),
         retries=retries,
-        options=_options(base_url, api_key_env, concurrency, no_cache, max_retries),
-        prompt_dir=prompts,
-        progress=lambda label: run_progress(label, enabled=not quiet),
-        on_done=done,
+        options=call.options(),
+        prompt_dir=call.prompts,
+        progress=call.progress(),
+        on_done=lambda name, summary: print_step_summary(console, name, summary),
     )
     typer.echo(table_markdown(table))
     typer.echo(f"{len(written)} files in {written[0].parent}")

@@ -160,3 +160,25 @@ def split_list(text: str | None) -> list[str] | None:
         return None
     items = [item.strip() for item in text.split(",") if item.strip()]
     return items or None
+
+
+#: ``--executor`` of the commands whose units may run on a Ray cluster (``judgebench predict|judge``, the llm scheme).
+Executor = Annotated[
+    str,
+    typer.Option(
+        "--executor",
+        help=(
+            "local: this process; ray: the units as Ray tasks on a cluster, this process alone writes the "
+            "results (pip install 'tooldiag[ray]'; docs/distributed.md)."
+        ),
+        rich_help_panel="Model",
+    ),
+]
+RayAddress = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        help="With --executor ray: auto (the cluster `ray start` made here) or HOST:PORT. Default: a local Ray.",
+        rich_help_panel="Model",
+    ),
+]

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from tooldiag.errors import ModelCallError, UserError
-from tooldiag.models.base import ModelBackend, TaskContext
+from tooldiag.models.base import ModelBackend, ModelOptions, TaskContext
 from tooldiag.runner import NullProgress, ProgressSink, run_pool
+from tooldiag.runner.ray_units import ExecutorCounts, check_executor_options
 from tooldiag.suites.judgebench.parsing import calls_from_text
-from tooldiag.suites.judgebench.prompts import load_template
+from tooldiag.suites.judgebench.prompts import PromptTemplate, load_template
 from tooldiag.suites.judgebench.records import DIFFICULTIES, JudgeBenchRecord
 from tooldiag.suites.judgebench.store import JudgeBenchStore
 from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolCall
@@ -105,6 +106,8 @@ class PredictSummary:
     #: (difficulty) -> number of records without a query at that difficulty.
     no_query: Counter = field(default_factory=Counter)
     wall_s: float = 0.0
+    #: ``--executor`` and, with Ray, the units retried and the workers lost.
+    executor: ExecutorCounts = field(default_factory=ExecutorCounts)
 
 
 def read_plan(emission: Emission) -> tuple[str, list[dict[str, Any]] | None, str | None]:
@@ -147,7 +150,10 @@ def read_plan(emission: Emission) -> tuple[str, list[dict[str, Any]] | None, str
 
 
 def planning_messages(record: JudgeBenchRecord, difficulty: str, prompt_dir: str | Path | None = None) -> list[Message]:
-    template = load_template("generator", prompt_dir)
+    return _planning_messages(load_template("generator", prompt_dir), record, difficulty)
+
+
+def _planning_messages(template: PromptTemplate, record: JudgeBenchRecord, difficulty: str) -> list[Message]:
     system = template.render(system_prompt=record.system_prompt)
     return [Message(role="system", content=system), Message(role="user", content=record.query(difficulty))]
 
@@ -163,15 +169,21 @@ async def predict(
     concurrency: int = 8,
     prompt_dir: str | Path | None = None,
     progress: ProgressSink | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
+    options: ModelOptions | None = None,
 ) -> PredictSummary:
     """Plan every (record, difficulty) not yet stored for ``generator``; resumable.
 
-    ``progress`` hears of every stored plan, tallied by status.
+    ``progress`` hears of every stored plan, tallied by status. ``executor="ray"`` plans the units
+    as Ray tasks (cluster at ``ray_address``, or a local Ray), each worker rebuilding the generator
+    from ``options``; this process stays the only writer of the store.
     """
     started = time.perf_counter()
     progress = progress or NullProgress()
     config = config or GenerationConfig()
     difficulties = check_difficulties(difficulties)
+    check_executor_options(executor, ray_address)
     template = load_template("generator", prompt_dir)
     store.add_records(records)
     store.pin_settings(
@@ -180,7 +192,7 @@ async def predict(
         "",
         {"generation": config.model_dump(mode="json", exclude={"timeout_s"}), "prompt": template.tag},
     )
-    summary = PredictSummary(generator)
+    summary = PredictSummary(generator, executor=ExecutorCounts(executor))
     done = store.finished_predictions(generator)
     units = []
     for record in records:
@@ -193,41 +205,85 @@ async def predict(
                 units.append((record, difficulty))
     progress.start(len(units) + summary.skipped, summary.skipped)
 
-    async def work(unit: tuple[JudgeBenchRecord, str]) -> None:
-        record, difficulty = unit
-        context = TaskContext(
-            suite="judgebench",
-            case_id=record.id,
-            category=difficulty,
-            answer_key={
-                "role": "generator",
-                "record_id": record.id,
-                "difficulty": difficulty,
-                "expected_calls": record.expected_calls(),
-            },
-        )
-        t0 = time.perf_counter()
-        try:
-            emission = await backend.generate(
-                planning_messages(record, difficulty, prompt_dir),
-                record.tool_specs(),
-                "auto",
-                config,
-                context=context,
-            )
-        except ModelCallError as exc:
-            if exc.fatal:
-                raise fatal(generator, exc) from None
-            status = "error"
-            store.put_prediction(generator, record.id, difficulty, status, None, error=exc.message)
-        else:
-            status, calls, reason = read_plan(emission)
-            raw = {"text": emission.text, "tool_calls": [c.model_dump() for c in emission.tool_calls]}
-            store.put_prediction(generator, record.id, difficulty, status, calls, raw, reason, time.perf_counter() - t0)
-        summary.statuses[status] += 1
+    def commit(plan: PlanRow) -> None:
+        """The one writer's share of a unit: store its plan, count it, report progress."""
+        store.put_prediction(*plan.row())
+        summary.statuses[plan.status] += 1
         summary.ran += 1
-        progress.advance(status)
+        progress.advance(plan.status)
+
+    if executor == "ray":
+        from tooldiag.suites.judgebench.distributed import predict_on_ray
+
+        try:
+            predict_on_ray(
+                units, generator, template, config, options, concurrency, commit, summary.executor, ray_address
+            )
+        finally:
+            progress.finish()
+            await backend.aclose()
+        summary.wall_s = time.perf_counter() - started
+        return summary
+
+    async def work(unit: tuple[JudgeBenchRecord, str]) -> None:
+        commit(await plan_unit(backend, generator, template, config, *unit))
 
     return await run_units(
         units, work, concurrency, progress=progress, backend=backend, summary=summary, started=started
     )
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    """One generator call's outcome, as :meth:`JudgeBenchStore.put_prediction` stores it (computed
+    anywhere, stored by the one writer)."""
+
+    generator: str
+    record_id: str
+    difficulty: str
+    status: str
+    calls: list[dict[str, Any]] | None
+    raw: Any = None
+    error: str | None = None
+    latency_s: float | None = None
+
+    def row(self) -> tuple[Any, ...]:
+        return (
+            self.generator, self.record_id, self.difficulty, self.status, self.calls, self.raw, self.error,
+            self.latency_s,
+        )  # fmt: skip
+
+
+async def plan_unit(
+    backend: ModelBackend,
+    generator: str,
+    template: PromptTemplate,
+    config: GenerationConfig,
+    record: JudgeBenchRecord,
+    difficulty: str,
+) -> PlanRow:
+    """Ask ``backend`` to plan ``record`` at ``difficulty``; a fatal model error raises one
+    :class:`UserError`, any other failed call is an ``error`` row (retried on resume)."""
+    context = TaskContext(
+        suite="judgebench",
+        case_id=record.id,
+        category=difficulty,
+        answer_key={
+            "role": "generator",
+            "record_id": record.id,
+            "difficulty": difficulty,
+            "expected_calls": record.expected_calls(),
+        },
+    )
+    t0 = time.perf_counter()
+    try:
+        emission = await backend.generate(
+            _planning_messages(template, record, difficulty), record.tool_specs(), "auto", config, context=context
+        )
+    except ModelCallError as exc:
+        if exc.fatal:
+            raise fatal(generator, exc) from None
+        return PlanRow(generator, record.id, difficulty, "error", None, error=exc.message)
+    status, calls, reason = read_plan(emission)
+    raw = {"text": emission.text, "tool_calls": [c.model_dump() for c in emission.tool_calls]}
+    return PlanRow(generator, record.id, difficulty, status, calls, raw, reason, time.perf_counter() - t0)

@@ -36,8 +36,9 @@ from typing import Any
 from tooldiag.errors import ModelCallError, StoreError, UserError
 from tooldiag.judges.reply import draw_until_parsed
 from tooldiag.metrics.structural import METRICS
-from tooldiag.models.base import ModelBackend, TaskContext
+from tooldiag.models.base import ModelBackend, ModelOptions, TaskContext
 from tooldiag.runner import NullProgress, ProgressSink
+from tooldiag.runner.ray_units import ExecutorCounts, check_executor_options
 from tooldiag.suites.judgebench.conditions import (
     CONDITIONS,
     derangement_basis,
@@ -75,6 +76,8 @@ class JudgeSummary:
     #: ``--probe`` units (condition x plan) whose plan has no distinct rewrite, so were not re-judged.
     probe_no_rewrite: int = 0
     wall_s: float = 0.0
+    #: ``--executor`` and, with Ray, the units retried and the workers lost.
+    executor: ExecutorCounts = field(default_factory=ExecutorCounts)
 
 
 def openai_style(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -116,6 +119,9 @@ async def judge_predictions(
     prompt_dir: str | Path | None = None,
     progress: ProgressSink | None = None,
     probes: Sequence[str] = (),
+    executor: str = "local",
+    ray_address: str | None = None,
+    options: ModelOptions | None = None,
 ) -> JudgeSummary:
     """Judge every stored plan (optionally only some generators/difficulties) not yet judged.
 
@@ -123,6 +129,10 @@ async def judge_predictions(
     draws K per plan and condition (see the module docstring). ``probes`` (``order``) also
     judges each plan's bias-probe rewrite (:mod:`tooldiag.suites.judgebench.probes`), stored with
     ``variant`` = the probe's name; the rewrite is seeded by ``seed`` and the plan.
+
+    ``executor="ray"`` judges the units as Ray tasks (on the cluster at ``ray_address``, or a local
+    Ray), each worker rebuilding the judge from ``options``; this process stays the only writer,
+    so the stored rows, resume and the summary are a local run's (plus the executor's counts).
     """
     started = time.perf_counter()
     progress = progress or NullProgress()
@@ -133,6 +143,7 @@ async def judge_predictions(
         raise UserError(f"--retries must be 0 or more, got {retries}", hint="the paper used 2")
     if samples < 1:
         raise UserError(f"--samples must be 1 or more, got {samples}", hint="e.g. --samples 3 for three draws")
+    check_executor_options(executor, ray_address)
     records = store.records()
     predictions = [p for p in store.predictions(generators, status="ok") if p["difficulty"] in difficulties]
     if not predictions:
@@ -161,7 +172,7 @@ async def judge_predictions(
     probes = check_probes(probes)
     if probes:
         store.pin_meta("probe_seed", str(seed), "probe seed")
-    summary = JudgeSummary(judge)
+    summary = JudgeSummary(judge, executor=ExecutorCounts(executor))
     done = store.finished_judgements(judge)
     units: list[_Plan] = []
     texts = _PromptTexts(records)
@@ -209,51 +220,113 @@ async def judge_predictions(
                 )
     progress.start(len(units) + summary.skipped, summary.skipped)
 
-    async def work(plan: _Plan) -> None:
-        condition = CONDITIONS[plan.condition]
-        template = templates[plan.condition]
-        raw: list[str | None] | dict[str, list[str | None]] | None
-        error: str | None
-        try:
-            if condition.per_metric:
-                status, values, verdict, raw, attempts = await _per_metric(
-                    backend, plan, template, rubrics, config, retries
-                )
-            else:
-                status, values, verdict, raw, attempts = await _single(backend, plan, template, config, retries)
-        except ModelCallError as exc:
-            if exc.fatal:
-                raise fatal(judge, exc) from None
-            status, values, verdict, raw, attempts = "error", None, None, None, 0
-            error = exc.message
-        else:
-            error = None if status == "ok" else "unparseable after retries"
-        store.put_judgement(
-            judge,
-            plan.generator,
-            plan.record.id,
-            plan.difficulty,
-            plan.condition,
-            status,
-            values,
-            verdict,
-            raw,
-            attempts,
-            error,
-            template.tag,
-            sample=plan.sample,
-            variant=plan.variant,
-        )
-        summary.statuses[(plan.condition + (f"+{plan.variant}" if plan.variant else ""), status)] += 1
+    setup = JudgeSetup(judge, templates, rubrics, config, retries)
+
+    def commit(verdict: Verdict) -> None:
+        """The one writer's share of a unit: store its verdict, count it, report progress."""
+        store.put_judgement(*verdict.row(), sample=verdict.sample, variant=verdict.variant)
+        summary.statuses[(verdict.condition + (f"+{verdict.variant}" if verdict.variant else ""), verdict.status)] += 1
         summary.ran += 1
-        if attempts > (4 if condition.per_metric else 1):
+        if verdict.attempts > (4 if CONDITIONS[verdict.condition].per_metric else 1):
             summary.retried += 1
-        if status == "ok" and values and any(values.get(m) is None for m in METRICS):
+        if verdict.status == "ok" and verdict.values and any(verdict.values.get(m) is None for m in METRICS):
             summary.missing_metric += 1
-        progress.advance(status)
+        progress.advance(verdict.status)
+
+    if executor == "ray":
+        from tooldiag.suites.judgebench.distributed import judge_on_ray
+
+        try:
+            judge_on_ray(units, setup, options, records, concurrency, commit, summary.executor, ray_address)
+        finally:
+            progress.finish()
+            await backend.aclose()
+        summary.wall_s = time.perf_counter() - started
+        return summary
+
+    async def work(plan: _Plan) -> None:
+        commit(await judge_unit(backend, setup, plan))
 
     return await run_units(
         units, work, concurrency, progress=progress, backend=backend, summary=summary, started=started
+    )
+
+
+@dataclass(frozen=True)
+class JudgeSetup:
+    """What judging any unit needs besides the plan: picklable, so a Ray worker gets it as is."""
+
+    judge: str
+    templates: dict[str, PromptTemplate]
+    rubrics: dict[str, str]
+    config: GenerationConfig
+    retries: int
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One unit's outcome, as :meth:`JudgeBenchStore.put_judgement` stores it (computed anywhere,
+    stored by the one writer)."""
+
+    judge: str
+    generator: str
+    record_id: str
+    difficulty: str
+    condition: str
+    status: str
+    values: dict[str, float | None] | None
+    verdict: dict[str, Any] | None
+    raw: Any
+    attempts: int
+    error: str | None
+    prompt: str
+    sample: int = 0
+    variant: str = ""
+
+    def row(self) -> tuple[Any, ...]:
+        """The positional arguments of ``put_judgement`` (``sample`` and ``variant`` are keywords)."""
+        return (
+            self.judge, self.generator, self.record_id, self.difficulty, self.condition, self.status,
+            self.values, self.verdict, self.raw, self.attempts, self.error, self.prompt,
+        )  # fmt: skip
+
+
+async def judge_unit(backend: ModelBackend, setup: JudgeSetup, plan: _Plan) -> Verdict:
+    """Ask ``backend`` for the verdict of one unit (plan x condition x draw); a fatal model error
+    raises one :class:`UserError`, any other failed call is an ``error`` verdict (retried on resume)."""
+    condition = CONDITIONS[plan.condition]
+    template = setup.templates[plan.condition]
+    raw: list[str | None] | dict[str, list[str | None]] | None
+    error: str | None
+    try:
+        if condition.per_metric:
+            status, values, verdict, raw, attempts = await _per_metric(
+                backend, plan, template, setup.rubrics, setup.config, setup.retries
+            )
+        else:
+            status, values, verdict, raw, attempts = await _single(backend, plan, template, setup.config, setup.retries)
+    except ModelCallError as exc:
+        if exc.fatal:
+            raise fatal(setup.judge, exc) from None
+        status, values, verdict, raw, attempts = "error", None, None, None, 0
+        error = exc.message
+    else:
+        error = None if status == "ok" else "unparseable after retries"
+    return Verdict(
+        setup.judge,
+        plan.generator,
+        plan.record.id,
+        plan.difficulty,
+        plan.condition,
+        status,
+        values,
+        verdict,
+        raw,
+        attempts,
+        error,
+        template.tag,
+        plan.sample,
+        plan.variant,
     )
 
 
