@@ -1,7 +1,8 @@
 """Run a model through BFCL multi-turn into a resumable run store.
 
 Cases run concurrently in the shared worker pool (bounded by ``concurrency``), the turns of a
-case in order.
+case in order, the longest expected cases first (:mod:`tooldiag.suites.bfcl.schedule`: no long
+chain left to run alone at the end); the store does not depend on that order.
 Each finished case is graded at once and committed atomically, so a run killed at
 any moment resumes by re-running the same command: finished cases are skipped,
 infrastructure-error rows are retried, nothing is duplicated.
@@ -34,6 +35,7 @@ from tooldiag.suites.bfcl.data import BfclCase, load_cases
 from tooldiag.suites.bfcl.decode import convert_to_function_call
 from tooldiag.suites.bfcl.grader import grade_result
 from tooldiag.suites.bfcl.rollout import Probe, bfcl_result, case_notes, run_rollout
+from tooldiag.suites.bfcl.schedule import schedule_units
 from tooldiag.suites.bfcl.writer import bfcl_writer
 from tooldiag.trajectory import CaseTrajectory, GenerationConfig, Grade, RunConfig
 
@@ -136,7 +138,7 @@ async def run_cases(
     """
     errors: list[str] = []
     rejected: list[str] = []
-    units = list(zip(cases, samples if samples is not None else [0] * len(cases), strict=True))
+    units = schedule_units(list(zip(cases, samples if samples is not None else [0] * len(cases), strict=True)))
 
     def label(case: BfclCase, sample: int) -> str:
         return f"{case.id}#{sample}" if sample else case.id
@@ -238,7 +240,7 @@ async def execute_run(
     repeats = prepared.config.repeats
     try:
         finished = store.finished_units()
-        units = [(c, k) for k in range(repeats) for c in cases if (c.id, k) not in finished]
+        units = schedule_units([(c, k) for k in range(repeats) for c in cases if (c.id, k) not in finished])
         todo = [case for case, _ in units]
         samples = [sample for _, sample in units]
         total = len(cases) * repeats

@@ -22,6 +22,7 @@ from tooldiag.runner.shard import run_sharded
 from tooldiag.store import RunStore
 from tooldiag.store.rundb import EncodedCase, encode_case
 from tooldiag.suites.bfcl.data import BfclCase
+from tooldiag.suites.bfcl.schedule import expected_requests
 from tooldiag.trajectory import CaseTrajectory, Grade, RunConfig
 
 if TYPE_CHECKING:
@@ -120,7 +121,10 @@ def run_cases_sharded(
     the same return value: messages of error rows and of rejected (``inference_error``) cases.
     ``samples`` (``--repeats``): the draw of each case; the units become ``(case_id, sample)``."""
     commit = _committer(store, progress)
-    values = run_sharded(_units(cases, samples), run_shard, payload, workers, payload.options.concurrency, commit)
+    costs = [expected_requests(case) for case in cases]  # shards of equal expected work, longest first
+    values = run_sharded(
+        _units(cases, samples), run_shard, payload, workers, payload.options.concurrency, commit, costs
+    )
     return _merge(values)
 
 
