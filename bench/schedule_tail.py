@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import heapq
 import math
+import sys
 import tempfile
 import threading
 import time
@@ -32,7 +33,10 @@ from pathlib import Path
 from typing import Any
 
 import machine
-from compare_bfcl import run_child, stored, tail, tooldiag_command
+from compare_bfcl import ROOT, run_child, stored, tail, tooldiag_command
+
+# This tree's modules for the model and the server; the measured command inherits PYTHONPATH
+sys.path.insert(0, str(ROOT / "src"))
 from replay_server import CALLS_PER_MESSAGE, ReplayServer, build_table
 
 
