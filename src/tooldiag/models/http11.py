@@ -171,6 +171,8 @@ class LeanHTTPClient:
 
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, asyncio.IncompleteReadError):
+        if exc.expected is None:  # in the status line or headers
+            return f"the server closed the connection before the reply's head ended ({len(exc.partial)} bytes of it)"
         return f"the server closed the connection after {len(exc.partial)} of {exc.expected} bytes"
     if isinstance(exc, asyncio.LimitOverrunError):
         return f"reply headers longer than {MAX_HEAD_BYTES} bytes"
