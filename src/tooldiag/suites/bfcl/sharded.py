@@ -116,12 +116,14 @@ def run_cases_sharded(
     workers: int,
     progress: ProgressSink | None = None,
     samples: list[int] | None = None,
+    by_length: bool = True,
 ) -> tuple[list[str], list[str]]:
     """:func:`run_cases` over ``workers`` processes (``payload.options.concurrency`` in all);
     the same return value: messages of error rows and of rejected (``inference_error``) cases.
-    ``samples`` (``--repeats``): the draw of each case; the units become ``(case_id, sample)``."""
+    ``samples`` (``--repeats``): the draw of each case; the units become ``(case_id, sample)``.
+    ``by_length``: shards of equal expected work, longest first (else round-robin)."""
     commit = _committer(store, progress)
-    costs = [expected_requests(case) for case in cases]  # shards of equal expected work, longest first
+    costs = [expected_requests(case) for case in cases] if by_length else None
     values = run_sharded(
         _units(cases, samples), run_shard, payload, workers, payload.options.concurrency, commit, costs
     )
