@@ -1,8 +1,10 @@
-"""``openai/<model>``: any OpenAI-compatible chat-completions server, over httpx.
+"""``openai/<model>``: any OpenAI-compatible chat-completions server, over HTTP.
 
 vLLM, SGLang, Ollama, llama.cpp's server, LM Studio, TGI and hosted OpenAI all speak
-``POST {base_url}/chat/completions``. No SDK: one async httpx client per event loop,
-requests bounded per endpoint, timed and retried by the shared
+``POST {base_url}/chat/completions``. No SDK: single-connection clients pooled per event loop
+(:mod:`tooldiag.models.http11`'s lean client for a plain ``http://`` endpoint reached without a
+proxy, where the harness is CPU-bound; httpx for ``https://`` and proxies), requests bounded
+per endpoint, timed and retried by the shared
 :class:`~tooldiag.models.network.NetworkBackend` (this module only builds the body,
 posts it and parses the reply), answers cached by :mod:`tooldiag.models.cache`.
 
@@ -18,6 +20,8 @@ import functools
 import json
 import os
 import ssl
+import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,6 +32,7 @@ from tooldiag.models.base import ModelBackend, ModelOptions, ModelRequest, ToolC
 from tooldiag.models.body_encoding import ToolListEncoder
 from tooldiag.models.cache import with_cache
 from tooldiag.models.endpoints import ClientPool, PerLoop, check_base_url, resolve_api_key
+from tooldiag.models.http11 import LeanHTTPClient, Origin
 from tooldiag.models.network import NetworkBackend
 from tooldiag.models.registry import provider
 from tooldiag.models.retry import AttemptFailure, FailureKind, failure_for_status, parse_retry_after, redact
@@ -219,7 +224,7 @@ class HTTPReply:
     """A reply read whole (status, headers, decoded body), within the size cap."""
 
     status_code: int
-    headers: httpx.Headers
+    headers: Mapping[str, str]
     content: bytes
 
     @property
@@ -271,6 +276,11 @@ class OpenAICompatBackend(NetworkBackend[bytes, HTTPReply]):
         )
         self._url = f"{self.base_url}/chat/completions"
         self._pools: PerLoop[ClientPool[httpx.AsyncClient]] = PerLoop(lambda: ClientPool(self._new_client))
+        self._origin = lean_origin(self.base_url)
+        self._lean_pools: PerLoop[ClientPool[LeanHTTPClient]] = PerLoop(lambda: ClientPool(self._new_lean_client))
+        self._target = urlsplit(self._url).path or "/"
+        if urlsplit(self._url).query:
+            self._target += "?" + urlsplit(self._url).query
         #: Each case's tool list is encoded once, not on every step (``models/body_encoding.py``);
         #: about one entry per request in flight, so finished cases' tools are not kept alive.
         self._tool_texts = ToolListEncoder(size=2 * self.concurrency + 8)
@@ -284,6 +294,13 @@ class OpenAICompatBackend(NetworkBackend[bytes, HTTPReply]):
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         return httpx.AsyncClient(headers=headers, limits=limits, trust_env=not local, verify=_ssl_context())
 
+    def _new_lean_client(self) -> LeanHTTPClient:
+        assert self._origin is not None
+        headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return LeanHTTPClient(self._origin, headers)
+
     def __repr__(self) -> str:
         return f"OpenAICompatBackend(model={self.model!r}, base_url={self.base_url!r})"
 
@@ -294,6 +311,8 @@ class OpenAICompatBackend(NetworkBackend[bytes, HTTPReply]):
         return body.encode("utf-8")
 
     async def send(self, prepared: bytes, request: ModelRequest) -> HTTPReply:
+        if self._origin is not None:
+            return await self._send_lean(prepared)
         timeout_s = self.deadline_s(request)
         pool = self._pools.get()
         client = pool.acquire()
@@ -314,6 +333,16 @@ class OpenAICompatBackend(NetworkBackend[bytes, HTTPReply]):
         finally:
             pool.release(client)
 
+    async def _send_lean(self, prepared: bytes) -> HTTPReply:
+        """One attempt over the lean client; the whole-request deadline is the caller's."""
+        pool = self._lean_pools.get()
+        client = pool.acquire()
+        try:
+            raw = await client.post(self._target, prepared, self.max_response_bytes)
+        finally:
+            pool.release(client)
+        return HTTPReply(raw.status_code, raw.headers, raw.content)
+
     def parse_reply(self, reply: HTTPReply) -> Emission:
         if reply.status_code >= 400:
             message = server_message(reply)
@@ -332,6 +361,23 @@ class OpenAICompatBackend(NetworkBackend[bytes, HTTPReply]):
         pool = self._pools.pop_current()
         for client in pool.clients if pool is not None else ():
             await client.aclose()
+        lean = self._lean_pools.pop_current()
+        for connection in lean.clients if lean is not None else ():
+            await connection.aclose()
+
+
+def lean_origin(base_url: str) -> Origin | None:
+    """The origin to reach with the lean client, or ``None`` for httpx: ``https://``, or an
+    ``http://`` endpoint that a proxy variable applies to (httpx honours them for remote hosts)."""
+    parts = urlsplit(base_url)
+    if parts.scheme != "http" or not parts.hostname:
+        return None
+    local = parts.hostname in ("127.0.0.1", "localhost", "::1")
+    if not local:
+        proxies = urllib.request.getproxies()
+        if ("http" in proxies or "all" in proxies) and not urllib.request.proxy_bypass(parts.hostname):
+            return None
+    return Origin.of(base_url)
 
 
 @provider("openai")

@@ -14,8 +14,11 @@ The shape, which knows no suite (judgebench and a distributed executor can reuse
   finished unit (its return value comes back too);
 * :func:`run_sharded` starts the workers with the ``spawn`` context (never ``fork``: the parent
   may hold threads and an event loop), deals the units round-robin (so each worker gets a share
-  of every category in the given order) and splits ``concurrency`` between them, then hands each
-  result to ``on_result`` in the parent as it arrives: commit and report progress there.
+  of every category in the given order), or, given each unit's expected cost, into shards of
+  equal expected work, longest first (:func:`tooldiag.runner.schedule.balance_shards`: no worker
+  left with the long chains while the others idle), and splits ``concurrency`` between them,
+  then hands each result to ``on_result`` in the parent as it arrives: commit and report
+  progress there.
 
 Failures: the first error a worker raises (a fatal model error, say) stops every worker and is
 re-raised in the parent. A worker that dies without a word (``kill -9``, out of memory) stops
@@ -42,6 +45,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from tooldiag.errors import UserError
+from tooldiag.runner.schedule import balance_shards
 
 #: A worker's entry point: ``entry(payload, units, concurrency, emit)``, module-level (picklable).
 WorkerEntry = Callable[[Any, list[Any], int, Callable[[Any], None]], Coroutine[Any, Any, Any]]
@@ -190,9 +194,13 @@ def run_sharded(
     workers: int,
     concurrency: int,
     on_result: Callable[[Any], None],
+    costs: Sequence[float] | None = None,
 ) -> list[Any]:
     """Run ``units`` over ``workers`` spawned processes; ``on_result(result)`` runs here, in the
     parent, for every result as it arrives. Returns each worker's return value, in worker order.
+
+    ``costs`` (one per unit, e.g. expected requests): shards of equal expected work, each
+    longest first, instead of round-robin.
 
     Blocks until every worker finished; call it from the thread that owns the store. The first
     worker error (or an error of ``on_result``) stops all workers and is raised; a worker that
@@ -201,9 +209,10 @@ def run_sharded(
     workers = max(1, min(workers, len(units)))
     context = get_context("spawn")
     started: list[_Worker] = []
+    shards = deal_units(units, workers) if costs is None else balance_shards(units, costs, workers)
     try:
         for index, (shard, share) in enumerate(
-            zip(deal_units(units, workers), split_concurrency(max(concurrency, workers), workers), strict=True)
+            zip(shards, split_concurrency(max(concurrency, workers), workers), strict=True)
         ):
             results_in, results_out = context.Pipe(duplex=False)
             lifeline_in, lifeline_out = context.Pipe(duplex=False)

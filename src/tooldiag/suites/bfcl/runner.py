@@ -1,7 +1,10 @@
 """Run a model through BFCL multi-turn into a resumable run store.
 
 Cases run concurrently in the shared worker pool (bounded by ``concurrency``), the turns of a
-case in order.
+case in order, the longest expected cases first for a model reached with latency
+(:mod:`tooldiag.suites.bfcl.schedule`: no long chain left to run alone at the end; an offline
+policy is CPU-bound, where starting the longest cases together only delays the first results a
+resume keeps); the store does not depend on that order.
 Each finished case is graded at once and committed atomically, so a run killed at
 any moment resumes by re-running the same command: finished cases are skipped,
 infrastructure-error rows are retried, nothing is duplicated.
@@ -34,6 +37,7 @@ from tooldiag.suites.bfcl.data import BfclCase, load_cases
 from tooldiag.suites.bfcl.decode import convert_to_function_call
 from tooldiag.suites.bfcl.grader import grade_result
 from tooldiag.suites.bfcl.rollout import Probe, bfcl_result, case_notes, run_rollout
+from tooldiag.suites.bfcl.schedule import schedule_units
 from tooldiag.suites.bfcl.writer import bfcl_writer
 from tooldiag.trajectory import CaseTrajectory, GenerationConfig, Grade, RunConfig
 
@@ -137,6 +141,8 @@ async def run_cases(
     errors: list[str] = []
     rejected: list[str] = []
     units = list(zip(cases, samples if samples is not None else [0] * len(cases), strict=True))
+    if not model.deterministic:  # calls with latency: longest expected first (an offline policy keeps the order)
+        units = schedule_units(units)
 
     def label(case: BfclCase, sample: int) -> str:
         return f"{case.id}#{sample}" if sample else case.id
@@ -239,6 +245,9 @@ async def execute_run(
     try:
         finished = store.finished_units()
         units = [(c, k) for k in range(repeats) for c in cases if (c.id, k) not in finished]
+        by_length = not prepared.model.deterministic  # an offline policy has no latency to hide
+        if by_length:
+            units = schedule_units(units)
         todo = [case for case, _ in units]
         samples = [sample for _, sample in units]
         total = len(cases) * repeats
@@ -262,7 +271,7 @@ async def execute_run(
                 from tooldiag.suites.bfcl.sharded import ShardPayload, run_cases_sharded
 
                 payload = ShardPayload(prepared.config, prepared.options)
-                errors, rejected = run_cases_sharded(store, todo, payload, processes, progress, samples)
+                errors, rejected = run_cases_sharded(store, todo, payload, processes, progress, samples, by_length)
             else:
                 errors, rejected = await run_cases(
                     store,

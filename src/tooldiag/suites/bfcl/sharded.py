@@ -22,6 +22,7 @@ from tooldiag.runner.shard import run_sharded
 from tooldiag.store import RunStore
 from tooldiag.store.rundb import EncodedCase, encode_case
 from tooldiag.suites.bfcl.data import BfclCase
+from tooldiag.suites.bfcl.schedule import expected_requests
 from tooldiag.trajectory import CaseTrajectory, Grade, RunConfig
 
 if TYPE_CHECKING:
@@ -115,12 +116,17 @@ def run_cases_sharded(
     workers: int,
     progress: ProgressSink | None = None,
     samples: list[int] | None = None,
+    by_length: bool = True,
 ) -> tuple[list[str], list[str]]:
     """:func:`run_cases` over ``workers`` processes (``payload.options.concurrency`` in all);
     the same return value: messages of error rows and of rejected (``inference_error``) cases.
-    ``samples`` (``--repeats``): the draw of each case; the units become ``(case_id, sample)``."""
+    ``samples`` (``--repeats``): the draw of each case; the units become ``(case_id, sample)``.
+    ``by_length``: shards of equal expected work, longest first (else round-robin)."""
     commit = _committer(store, progress)
-    values = run_sharded(_units(cases, samples), run_shard, payload, workers, payload.options.concurrency, commit)
+    costs = [expected_requests(case) for case in cases] if by_length else None
+    values = run_sharded(
+        _units(cases, samples), run_shard, payload, workers, payload.options.concurrency, commit, costs
+    )
     return _merge(values)
 
 
