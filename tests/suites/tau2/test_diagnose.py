@@ -164,7 +164,7 @@ def test_renderings_agree(fixture_report):
     assert "window" not in payload["events"][0]
     rows = list(csv.DictReader(io.StringIO(render(fixture_report, "csv"))))
     sections = {row["section"] for row in rows}
-    assert sections == {"inputs", "task_classes", "table2", "pass_hat_k", "table3", "event"}
+    assert sections == {"inputs", "task_classes", "table2", "pass_hat_k", "trials", "table3", "event"}
     events = [row for row in rows if row["section"] == "event"]
     assert [row["verdict"] for row in events] == [e.deterministic.verdict for e in fixture_report.events]
     gar = next(

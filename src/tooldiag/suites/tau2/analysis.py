@@ -34,6 +34,7 @@ from tooldiag.suites.tau2.stats import is_success
 from tooldiag.suites.tau2.tables import Group, SimOutcome, agreement_row, table2_row, table3_rows
 from tooldiag.suites.tau2.tasks import TaskLabels, class_counts, label_tasks, scan_ask_candidates
 from tooldiag.suites.tau2.tau2_version import V1_0_1, VERSIONS, version_rank
+from tooldiag.suites.tau2.trials import trial_rows
 
 if TYPE_CHECKING:
     from tooldiag.classify import Classifier
@@ -371,6 +372,7 @@ def build_report(collected: Collected, *, judge: str | None = None, window: int 
         inputs=inputs,
         task_classes=task_classes,
         table2=[table2_row(group) for group in groups.values()],
+        trials=[row for group in groups.values() for row in trial_rows(group)],
         table3=table3,
         agreement=agreement,
         events=all_events,

@@ -2,7 +2,7 @@
 
 Markdown is for reading (percentages with 95 % Wilson intervals, Δ in points); CSV is
 one tidy table with a ``section`` column (``inputs``, ``task_classes``, ``table2``,
-``pass_hat_k``, ``submission``, ``table3``, ``agreement``, ``event``) and fractions, not percentages;
+``pass_hat_k``, ``trials``, ``submission``, ``table3``, ``agreement``, ``event``) and fractions, not percentages;
 JSON is the report model itself.
 """
 
@@ -21,7 +21,7 @@ from tooldiag.report.table import (
     to_csv,
     to_markdown,
 )
-from tooldiag.suites.tau2.report import ClassCell, Rate, Tau2Report
+from tooldiag.suites.tau2.report import ClassCell, Rate, Tau2Report, TrialRow, TrialSpread
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -135,6 +135,54 @@ def _submission_table(report: Tau2Report) -> Table:
     return table
 
 
+def _spread_text(cell: TrialSpread | None) -> str:
+    """mean ± sd [min, max] in percent (points for Δ) over the trials."""
+    if cell is None or cell.mean is None:
+        return "–"
+    sd = "" if cell.sd is None else f" ± {100 * cell.sd:.1f}"
+    return f"{100 * cell.mean:.1f}{sd} [{100 * cell.low:.1f}, {100 * cell.high:.1f}]"  # type: ignore[operator]
+
+
+def _pass_ks_text(values: dict[int, float]) -> str:
+    return " / ".join(f"{100 * values[k]:.1f}" for k in sorted(values)) or "–"
+
+
+def _flip_text(flips: int, n: int) -> str:
+    return "–" if not n else f"{100 * flips / n:.1f} ({flips}/{n})"
+
+
+def _trials_table(report: Tau2Report) -> Table:
+    text = [
+        Column(name, format=str)
+        for name in (
+            "Acc % mean ± sd [min, max]",
+            "GAR % mean ± sd [min, max]",
+            "Δ pp mean ± sd [min, max]",
+            "pass^k Acc % (k=1..)",
+            "pass^k GAR % (k=1..)",
+            "flip Acc % (tasks)",
+            "flip GAR % (tasks)",
+        )
+    ]
+    columns = [_col("model"), _col("domain"), _col("class"), _col("trials"), _col("tasks"), *text]  # fmt: skip
+    table = Table(columns=columns, key="trials")
+    for r in report.trials:
+        table.add(r.agent_model + (" [oracle]" if r.oracle else ""), r.domain, r.task_class, r.trials, r.n_tasks,
+                  _spread_text(r.acc), _spread_text(r.gar), _spread_text(r.delta), _pass_ks_text(r.pass_hat_k_acc),
+                  _pass_ks_text(r.pass_hat_k_gar) if r.gar is not None else "–",
+                  _flip_text(r.flips_acc, r.flip_n_acc),
+                  _flip_text(r.flips_gar, r.flip_n_gar) if r.gar is not None else "–")  # fmt: skip
+    return table
+
+
+_TRIALS_NOTE = (
+    "Over the trials of each task (infrastructure errors left out): per trial the class's Acc (reward 1) and "
+    "GAR (Table 2's signal), their mean ± sample sd [min, max]; pass^k as tau2 defines it (per task "
+    "C(c, k) / C(n, k), k up to the fewest trials of a task); flip = share of tasks with >= 2 trials whose "
+    "verdict / gold-action hit is not the same in every trial. Class all: every task, Acc only."
+)
+
+
 _SUBMISSION_NOTE = (
     "pass^k as tau2 defines it: per task C(c, k) / C(n, k), averaged over tasks (metrics/agent_metrics.py); "
     "recomputed = infrastructure errors left out (tau2's metrics), infra as failure = counted as failed trials "
@@ -211,6 +259,10 @@ def render_markdown(report: Tau2Report) -> str:
     out += _markdown(_class_table(report, "write_split"))
     out += ["", "## pass^k and terminations", ""]
     out += _markdown(_pass_hat_k_table(report))
+    if report.trials:
+        out += ["", "## Trials: spread, pass^k and flip rates", ""]
+        out += [_TRIALS_NOTE, ""]
+        out += _markdown(_trials_table(report))
     if report.submission is not None:
         sub = report.submission
         version = f", tau2 {sub.declared_version}" if sub.declared_version else ""
@@ -300,6 +352,8 @@ def csv_rows(report: Tau2Report) -> list[dict[str, Any]]:
                     "avg_reward": r.avg_reward,
                 }
             )
+    for trial_row in report.trials:
+        rows.append({"section": "trials", **_trial_fields(trial_row)})
     if report.submission is not None:
         for s in report.submission.rows:
             rows.append({"section": "submission", **s.model_dump(mode="json")})
@@ -359,6 +413,23 @@ def csv_rows(report: Tau2Report) -> list[dict[str, Any]]:
             )
         rows.append(row)
     return rows
+
+
+def _trial_fields(row: TrialRow) -> dict[str, Any]:
+    """One trial row as flat columns (fractions): mean, sd, min, max of each rate; pass^k per k; flips."""
+    fields: dict[str, Any] = {"agent_model": row.agent_model, "domain": row.domain, "oracle": row.oracle,
+                              "task_class": row.task_class, "trials": row.trials, "n_tasks": row.n_tasks}  # fmt: skip
+    for name in ("acc", "gar", "delta"):
+        cell = getattr(row, name)
+        for stat in ("mean", "sd", "low", "high"):
+            fields[f"{name}_{stat}"] = None if cell is None else getattr(cell, stat)
+    for metric in ("acc", "gar"):
+        for k, value in getattr(row, f"pass_hat_k_{metric}").items():
+            fields[f"pass_hat_{k}_{metric}"] = value
+        fields[f"flip_rate_{metric}"] = getattr(row, f"flip_rate_{metric}")
+        fields[f"flips_{metric}"] = getattr(row, f"flips_{metric}")
+        fields[f"flip_n_{metric}"] = getattr(row, f"flip_n_{metric}")
+    return fields
 
 
 def report_frame(report: Tau2Report) -> pd.DataFrame:

@@ -118,6 +118,48 @@ class Table2Row(_Model):
     write_split: list[ClassCell]
 
 
+class TrialSpread(_Model):
+    """One rate over the trials: its value in each trial (fractions), mean, sample sd (n - 1) and range."""
+
+    #: trial number -> the rate over that trial's simulations of the class.
+    values: dict[int, float] = Field(default_factory=dict)
+    mean: float | None = None
+    sd: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+
+class TrialRow(_Model):
+    """Trial-to-trial noise of one class of one model on one domain (``num_trials`` > 1; docs/tau2.md).
+
+    ``task_class`` ``all`` is every task (Acc only); the others are Table 2's and 2b's classes with
+    their GAR signals. Rates and pass^k are fractions (0..1); infrastructure errors are left out.
+    """
+
+    agent_model: str
+    domain: str
+    oracle: bool
+    task_class: str
+    #: The most scored trials any task of the class has (K).
+    trials: int
+    #: Tasks of the class with at least one scored trial.
+    n_tasks: int
+    acc: TrialSpread
+    gar: TrialSpread | None = None
+    #: GAR - Acc per trial (fractions).
+    delta: TrialSpread | None = None
+    #: tau2's pass^k (k = 1..fewest trials of a task), on the reward verdict and on the gold-action hit.
+    pass_hat_k_acc: dict[int, float] = Field(default_factory=dict)
+    pass_hat_k_gar: dict[int, float] = Field(default_factory=dict)
+    #: Tasks (with >= 2 scored trials) whose verdict / gold-action hit is not the same in every trial.
+    flips_acc: int = 0
+    flip_n_acc: int = 0
+    flips_gar: int = 0
+    flip_n_gar: int = 0
+    flip_rate_acc: float | None = None
+    flip_rate_gar: float | None = None
+
+
 class Judgment(_Model):
     """One judge's decision on one write."""
 
@@ -236,3 +278,5 @@ class Tau2Report(_Model):
     version_note: str | None = None
     #: ``--submission``: a leaderboard submission's pass^k next to the recomputed one.
     submission: SubmissionComparison | None = None
+    #: Groups whose tasks ran several trials: spread, pass^k and flip rates per class (:mod:`.trials`).
+    trials: list[TrialRow] = Field(default_factory=list)

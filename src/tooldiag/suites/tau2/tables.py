@@ -97,6 +97,33 @@ _ASKED = "an agent message the user saw was classified ask"
 _TRANSFERRED = "transfer_to_human_agents called"
 
 
+#: One class of Table 2: (view, class, signal in words, which simulations belong, which hit the gold action).
+ClassSpec = tuple[str, str, str, Callable[[SimOutcome], bool], Callable[[SimOutcome], bool]]
+
+
+def class_specs(group: Group) -> list[ClassSpec]:
+    """The classes of Table 2 (``paper``) and Table 2b (``split``) with their GAR signals, in table order.
+
+    One list for every view of the classes (Table 2 and the trial spread of :mod:`.trials`), so
+    that a class's membership and hit are defined once.
+    """
+    specs: list[ClassSpec] = [
+        ("paper", "tool_call", _MATCHED, lambda o: o.labels.tool_call_required, lambda o: o.actions_matched is True),
+        ("paper", "ask", _ASKED, lambda o: o.labels.ask_required, lambda o: str(ActionClass.ASK) in o.emitted),
+        ("paper", "refuse", _NO_WRITE, lambda o: o.labels.refuse_required, lambda o: not o.wrote),
+        ("split", "write", _MATCHED, lambda o: str(o.labels.split) == "write", lambda o: o.actions_matched is True),
+        ("split", "read_only", _NO_WRITE, lambda o: str(o.labels.split) == "read_only", lambda o: not o.wrote),
+        ("split", "empty", _NO_WRITE, lambda o: str(o.labels.split) == "empty", lambda o: not o.wrote),
+    ]
+    if any(str(label.split) == "user_only" for label in group.labels.values()):
+        specs.append(
+            ("split", "user_only", _NO_WRITE, lambda o: str(o.labels.split) == "user_only", lambda o: not o.wrote)
+        )
+    # Overlaps the rows above; tau2's DB check cannot see a missing transfer (notes §4).
+    specs.append(("split", "transfer", _TRANSFERRED, lambda o: o.labels.transfer_required, lambda o: o.transfer_called))
+    return specs
+
+
 def table2_row(group: Group) -> Table2Row:
     """Paper 001 Table 2 for one group; rates over simulations (task x trial)."""
     scored = [o for o in group.outcomes if not o.infrastructure_error]
@@ -107,25 +134,9 @@ def table2_row(group: Group) -> Table2Row:
     by_task_all: dict[str, list[bool]] = {}
     for outcome in group.outcomes:
         by_task_all.setdefault(outcome.task_id, []).append(outcome.passed and not outcome.infrastructure_error)
-    paper = [
-        _cell(
-            "tool_call", _MATCHED, scored, lambda o: o.labels.tool_call_required, lambda o: o.actions_matched is True
-        ),
-        _cell("ask", _ASKED, scored, lambda o: o.labels.ask_required, lambda o: str(ActionClass.ASK) in o.emitted),
-        _cell("refuse", _NO_WRITE, scored, lambda o: o.labels.refuse_required, lambda o: not o.wrote),
-    ]
-    split = [
-        _cell("write", _MATCHED, scored, lambda o: str(o.labels.split) == "write", lambda o: o.actions_matched is True),
-        _cell("read_only", _NO_WRITE, scored, lambda o: str(o.labels.split) == "read_only", lambda o: not o.wrote),
-        _cell("empty", _NO_WRITE, scored, lambda o: str(o.labels.split) == "empty", lambda o: not o.wrote),
-        *(
-            [_cell("user_only", _NO_WRITE, scored, lambda o: str(o.labels.split) == "user_only", lambda o: not o.wrote)]
-            if any(str(label.split) == "user_only" for label in group.labels.values())
-            else []
-        ),
-        # Overlaps the rows above; tau2's DB check cannot see a missing transfer (notes §4).
-        _cell("transfer", _TRANSFERRED, scored, lambda o: o.labels.transfer_required, lambda o: o.transfer_called),
-    ]
+    specs = class_specs(group)
+    paper = [_cell(name, signal, scored, member, hit) for view, name, signal, member, hit in specs if view == "paper"]
+    split = [_cell(name, signal, scored, member, hit) for view, name, signal, member, hit in specs if view == "split"]
     return Table2Row(
         agent_model=group.agent_model,
         user_model=group.user_model,
