@@ -28,7 +28,7 @@ from tooldiag.models.base import ModelBackend, ModelOptions, ModelRequest, ToolC
 from tooldiag.models.body_encoding import ToolListEncoder
 from tooldiag.models.cache import with_cache
 from tooldiag.models.endpoints import ClientPool, PerLoop, check_base_url, resolve_api_key
-from tooldiag.models.network import NetworkBackend
+from tooldiag.models.network import NetworkBackend, too_large
 from tooldiag.models.registry import provider
 from tooldiag.models.retry import AttemptFailure, FailureKind, failure_for_status, parse_retry_after, redact
 from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolCall, ToolSpec, Usage
@@ -226,14 +226,6 @@ class HTTPReply:
     def text(self) -> str:
         """The body as text; bytes that are not UTF-8 become U+FFFD (never an exception)."""
         return self.content.decode("utf-8", errors="replace")
-
-
-def too_large(limit: int, seen: str) -> AttemptFailure:
-    return AttemptFailure(
-        "too_large",
-        f"response body {seen} exceeds the cap of {limit} bytes; not retried "
-        f"(raise --max-response-bytes if such answers are expected)",
-    )
 
 
 async def read_capped(response: httpx.Response, limit: int) -> bytes:
