@@ -60,12 +60,20 @@ class ModelCallError(Exception):
     """
 
     def __init__(
-        self, message: str, *, status: int | None = None, kind: ModelCallErrorKind = ModelCallErrorKind.TRANSIENT
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        kind: ModelCallErrorKind = ModelCallErrorKind.TRANSIENT,
+        size_cap: int | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.kind = kind
+        #: The response size cap (``--max-response-bytes``) that refused the answer, when that is
+        #: what ended the call: not part of a run's identity, so a resume under a larger cap asks again.
+        self.size_cap = size_cap
 
     @property
     def fatal(self) -> bool:

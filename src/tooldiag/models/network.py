@@ -67,7 +67,8 @@ def too_large(limit: int, seen: str) -> AttemptFailure:
     return AttemptFailure(
         "too_large",
         f"response body {seen} exceeds the cap of {limit} bytes; not retried "
-        f"(raise --max-response-bytes if such answers are expected)",
+        f"(raise --max-response-bytes if such answers are expected; a resume with a larger cap asks again)",
+        size_cap=limit,
     )
 
 
