@@ -60,12 +60,20 @@ class ModelCallError(Exception):
     """
 
     def __init__(
-        self, message: str, *, status: int | None = None, kind: ModelCallErrorKind = ModelCallErrorKind.TRANSIENT
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        kind: ModelCallErrorKind = ModelCallErrorKind.TRANSIENT,
+        size_cap: int | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.kind = kind
+        #: The response size cap (``--max-response-bytes``) that refused the answer, when that is
+        #: what ended the call: not part of a run's identity, so a resume under a larger cap asks again.
+        self.size_cap = size_cap
 
     @property
     def fatal(self) -> bool:
@@ -118,35 +126,97 @@ def loads_user_json(text: str | bytes, where: str, hint: str = "", *, repair: bo
     except ValueError as exc:  # e.g. an integer of more digits than int() converts
         raise JsonInputError(where, str(exc), hint) from None
     if repair and isinstance(text, str) and _SURROGATE_ESCAPE.search(text):
-        return repair_surrogates(value)
+        return repair_value(value)[0]
     return value
 
 
-def repair_surrogates(value: Any) -> Any:
-    """``value`` with every lone surrogate of its strings (keys too) replaced by U+FFFD; iterative, any depth."""
+# -- surrogate-safe text ----------------------------------------------------------
+#
+# The one repair of text that no UTF-8 can hold, for every way such text enters: files the
+# user gives (:func:`loads_user_json`, ``import bfcl``) and model replies
+# (:func:`tooldiag.trajectory.repair_emission`, the stores). It lives here, the floor that
+# every layer may import; callers keep the count where they record a repair (``Emission.text_repairs``,
+# a case's ``notes["text_repaired"]``) or drop it (a user's file read for a report).
 
-    def fixed(text: str) -> str:
-        return _LONE_SURROGATE.sub("\ufffd", text)
+#: Stands in for each lone surrogate: U+FFFD, what a UTF-8 decoder writes for bytes it cannot read.
+REPLACEMENT_CHAR = "\ufffd"
 
+
+def repair_text(text: str) -> tuple[str, int]:
+    """``text`` with each surrogate code point replaced by U+FFFD, and how many were replaced."""
+    if text.isascii() or _LONE_SURROGATE.search(text) is None:
+        return text, 0
+    return _LONE_SURROGATE.subn(REPLACEMENT_CHAR, text)
+
+
+class _Frame:
+    """One container being rebuilt by :func:`repair_value`: its children so far, and whether any changed."""
+
+    __slots__ = ("changed", "children", "index", "keys", "node", "out")
+
+    def __init__(self, node: Any, keys: list[Any] | None, changed: bool) -> None:
+        self.node = node
+        self.children: list[Any] = list(node.values()) if isinstance(node, dict) else list(node)
+        self.keys = keys
+        self.index = 0
+        self.out: list[Any] = []
+        self.changed = changed
+
+    def accept(self, item: Any, changed: bool) -> None:
+        self.out.append(item)
+        self.changed = self.changed or changed
+
+    def rebuilt(self) -> Any:
+        if not self.changed:
+            return self.node
+        if self.keys is not None:
+            return dict(zip(self.keys, self.out, strict=True))
+        return self.out if isinstance(self.node, list) else type(self.node)(self.out)
+
+
+def repair_value(value: Any) -> tuple[Any, int]:
+    """A JSON-like ``value`` (str; lists, tuples and dicts, keys too) with every lone surrogate of
+    its strings replaced as :func:`repair_text`, and how many were replaced.
+
+    Returned unchanged (the same object) when nothing needed repair, and never mutated (a
+    repaired container is a new one). Iterative, so any nesting depth is repaired (a recursive
+    walk would stop at the interpreter's stack, and such depth is what hostile input sends)."""
     if isinstance(value, str):
-        return fixed(value)
-    root: list[Any] = [value]
-    stack: list[tuple[Any, Any]] = [(root, 0)]
-    while stack:
-        container, key = stack.pop()
-        item = container[key]
-        if isinstance(item, str):
-            container[key] = fixed(item)
-        elif isinstance(item, list):
-            stack.extend((item, index) for index in range(len(item)))
-        elif isinstance(item, dict):
-            if any(isinstance(name, str) and _has_surrogate(name) for name in item):
-                replaced = {fixed(name): entry for name, entry in item.items()}
-                item.clear()
-                item.update(replaced)
-            stack.extend((item, name) for name in item)
-    return root[0]
+        return repair_text(value)
+    if not isinstance(value, list | tuple | dict):
+        return value, 0
+    total = 0
 
+    def frame_of(node: Any) -> _Frame:
+        nonlocal total
+        if not isinstance(node, dict):
+            return _Frame(node, None, False)
+        keys: list[Any] = []
+        repaired = 0
+        for key in node:
+            fixed, count = repair_value(key) if isinstance(key, str | tuple) else (key, 0)
+            keys.append(fixed)
+            repaired += count
+        total += repaired
+        return _Frame(node, keys, repaired > 0)
 
-def _has_surrogate(text: str) -> bool:
-    return _LONE_SURROGATE.search(text) is not None
+    stack = [frame_of(value)]
+    while True:
+        frame = stack[-1]
+        if frame.index == len(frame.children):
+            stack.pop()
+            result = frame.rebuilt()
+            if not stack:
+                return result, total
+            stack[-1].accept(result, result is not frame.node)
+            continue
+        child = frame.children[frame.index]
+        frame.index += 1
+        if isinstance(child, str):
+            fixed, count = repair_text(child)
+            total += count
+            frame.accept(fixed, count > 0)
+        elif isinstance(child, list | tuple | dict):
+            stack.append(frame_of(child))
+        else:
+            frame.accept(child, False)

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+from tooldiag.errors import REPLACEMENT_CHAR as REPLACEMENT_CHAR
+from tooldiag.errors import repair_text as repair_text
+from tooldiag.errors import repair_value as repair_value
 
 #: Bumped whenever a persisted shape changes incompatibly.
 SCHEMA_VERSION = 1
@@ -315,33 +318,7 @@ class RunConfig(_Model):
 # stdout) refuses. Model replies and imported files are where such text enters; the
 # providers repair it once on the way in (``repair_emission``) and the stores once on the
 # way out (``dump_json_repaired``), so no write and no print ever meets one (issue 20, defect 2).
-
-#: Stands in for each lone surrogate: U+FFFD, what a UTF-8 decoder writes for bytes it cannot read.
-REPLACEMENT_CHAR = "\ufffd"
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def repair_text(text: str) -> tuple[str, int]:
-    """``text`` with each surrogate code point replaced by U+FFFD, and how many were replaced."""
-    if text.isascii() or _SURROGATE.search(text) is None:
-        return text, 0
-    return _SURROGATE.subn(REPLACEMENT_CHAR, text)
-
-
-def repair_value(value: Any) -> tuple[Any, int]:
-    """A JSON-like ``value`` (str, list, dict keys and values) repaired as :func:`repair_text`;
-    returned unchanged (the same object) when nothing needed repair."""
-    if isinstance(value, str):
-        return repair_text(value)
-    if isinstance(value, list | tuple):
-        items = [repair_value(item) for item in value]
-        total = sum(count for _, count in items)
-        return (type(value)(item for item, _ in items) if total else value), total
-    if isinstance(value, dict):
-        pairs = [(repair_value(k), repair_value(v)) for k, v in value.items()]
-        total = sum(kc + vc for (_, kc), (_, vc) in pairs)
-        return ({k: v for (k, _), (v, _) in pairs} if total else value), total
-    return value, 0
+# The repair itself is :func:`tooldiag.errors.repair_value`, the same one that user files get.
 
 
 def repair_emission(emission: Emission) -> Emission:
@@ -365,12 +342,19 @@ def dump_json_repaired(model: BaseModel) -> tuple[str, int]:
     """``model`` as JSON text that UTF-8 can hold, and how many surrogates were replaced.
 
     The fast path is pydantic's own serialiser; only a model holding a surrogate (which
-    that serialiser refuses) takes the slow path through :func:`repair_value`."""
+    that serialiser refuses) takes the slow path through :func:`repair_value`. A surrogate in a
+    dict *key* (a raw body's) defeats even pydantic's JSON-mode dump; then the model's Python
+    dump is repaired and validated again, and that model serialised."""
     try:
         return model.model_dump_json(), 0
     except ValueError:  # PydanticSerializationError: a surrogate somewhere
+        pass
+    try:
         repaired, count = repair_value(model.model_dump(mode="json"))
-        return json.dumps(repaired, ensure_ascii=False, separators=(",", ":")), count
+    except ValueError:  # UnicodeEncodeError: a surrogate in a key
+        repaired, count = repair_value(model.model_dump(mode="python"))
+        return type(model).model_validate(repaired).model_dump_json(), count
+    return json.dumps(repaired, ensure_ascii=False, separators=(",", ":")), count
 
 
 def storable_raw(value: Any) -> Any:

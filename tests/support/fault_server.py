@@ -28,7 +28,10 @@ not failures: they are sent every time, because a deterministic model sends them
 
 The good answer is the agent-loop stand-in of the fake server: call the first offered tool
 after a user message (its first parameter set to ``"x"``), else say ``done``; a request without
-tools (a judge) gets ``judge_text``.
+tools (a judge) gets ``judge_text``. A POST to a path ending in ``/messages`` (the Anthropic
+Messages API) gets a Messages-shaped text answer instead, broken the same way by transport faults.
+``declare_length=False`` sends the oversized body without ``Content-Length`` (it ends when the
+connection closes), so that only a client counting streamed bytes can stop it.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ class FaultServer:
         judge_text: str = "ok",
         oversized_bytes: int = 2 * 1024 * 1024,
         drip_interval_s: float = 0.2,
+        declare_length: bool = True,
     ) -> None:
         if fault is not None and fault not in FAULTS:
             raise ValueError(f"unknown fault {fault!r}; one of {', '.join(FAULTS)}")
@@ -74,6 +78,7 @@ class FaultServer:
         self.judge_text = judge_text
         self.oversized_bytes = oversized_bytes
         self.drip_interval_s = drip_interval_s
+        self.declare_length = declare_length
         #: What the server did, by outcome (``fault:<kind>`` or ``ok``).
         self.outcomes: collections.Counter[str] = collections.Counter()
         self._seen: collections.Counter[str] = collections.Counter()
@@ -145,6 +150,18 @@ class FaultServer:
             "usage": {"prompt_tokens": 1, "completion_tokens": 1},
         }
 
+    def messages_reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The good answer in the Anthropic Messages API's shape: ``judge_text`` as one text block."""
+        return {
+            "id": "msg_fault",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "fault"),
+            "content": [{"type": "text", "text": self.judge_text}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
@@ -183,12 +200,13 @@ def _handler(server: FaultServer) -> type[BaseHTTPRequestHandler]:
             fault = server._fault_for(raw)
             server._record(f"fault:{fault}" if fault else "ok")
             try:
-                self._answer(body, fault)
+                self._answer(body, fault, self.path.rstrip("/").endswith("/messages"))
             except OSError:
                 self.close_connection = True
 
-        def _answer(self, body: dict[str, Any], fault: str | None) -> None:
-            good = json.dumps(server.completion(body, fault)).encode()
+        def _answer(self, body: dict[str, Any], fault: str | None, messages_api: bool = False) -> None:
+            reply = server.messages_reply(body) if messages_api else server.completion(body, fault)
+            good = json.dumps(reply).encode()
             if fault == "truncated":
                 self._head(200, len(good))
                 self.wfile.write(good[: len(good) // 2])
@@ -210,7 +228,14 @@ def _handler(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
             elif fault == "oversized":
                 padding = max(0, server.oversized_bytes - len(good))
-                self._send(200, good[:-1] + b', "padding": "' + b"z" * padding + b'"}')
+                payload = good[:-1] + b', "padding": "' + b"z" * padding + b'"}'
+                if server.declare_length:
+                    self._send(200, payload)
+                else:  # no length: the body ends when the connection closes
+                    self._head(200, None)
+                    self.wfile.write(payload)
+                    self.wfile.flush()
+                    self.close_connection = True
             else:
                 self._send(200, good)
 

@@ -92,7 +92,8 @@ MaxResponseBytes = Annotated[
     typer.Option(
         "--max-response-bytes",
         min=1,
-        help="Largest reply body read per request (default 8 MiB); a longer one fails the request, unretried.",
+        help="Largest reply body read per request (default 8 MiB); a longer one fails the request, unretried "
+        "(resuming with a larger cap asks those requests again).",
         rich_help_panel="Model",
     ),
 ]

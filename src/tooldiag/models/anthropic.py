@@ -29,6 +29,12 @@ Generation config: ``max_tokens`` (required by the API; 4096 when unset),
 them: SDK 2.x speaks API version 2026-10-21, which rejects sampling parameters
 (HTTP 400), so there they are left out and Claude samples at its default. ``seed``
 has no Anthropic counterpart and is ignored.
+
+Size cap (``--max-response-bytes``): the SDK reads the body itself, so its HTTP client (the SDK's
+own default client class) gets :func:`~tooldiag.models.network.cap_event_hooks`: a body over
+the cap is refused at its ``Content-Length`` or as soon as the streamed bytes pass it, and the
+SDK's wrapped error becomes the same ``too_large`` failure as for every provider (never
+retried, the call fails as ``REJECTED``).
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ from tooldiag.errors import MissingDependencyError
 from tooldiag.models.base import ModelBackend, ModelOptions, ModelRequest, ToolChoice
 from tooldiag.models.cache import with_cache
 from tooldiag.models.endpoints import PerLoop, check_base_url, resolve_api_key
-from tooldiag.models.network import NetworkBackend
+from tooldiag.models.network import NetworkBackend, cap_event_hooks, cap_failure_of
 from tooldiag.models.registry import provider
 from tooldiag.models.retry import AttemptFailure, failure_for_status, parse_retry_after, redact_json
 from tooldiag.trajectory import Emission, Message, ToolCall, ToolSpec, Usage
@@ -161,6 +167,9 @@ def parse_anthropic_message(body: Any) -> Emission:
 
 def classify_sdk_error(sdk: Any, exc: Exception) -> AttemptFailure:
     """An Anthropic SDK exception -> a classified :class:`AttemptFailure`."""
+    capped = cap_failure_of(exc)
+    if capped is not None:  # the size cap stopped the read (the SDK wrapped it as a connection error)
+        return capped
     if isinstance(exc, sdk.APIStatusError):
         body = exc.body
         message = exc.message
@@ -174,6 +183,11 @@ def classify_sdk_error(sdk: Any, exc: Exception) -> AttemptFailure:
     if isinstance(exc, sdk.APIConnectionError):
         return AttemptFailure("connection", f"connection failed ({cause})", unreachable=cause == "ConnectError")
     return AttemptFailure("malformed", f"malformed response: {type(exc).__name__}: {exc}")
+
+
+def capped_http_client(sdk: Any, limit: int) -> Any:
+    """The SDK's default async HTTP client (its timeouts, limits and proxies) with the size cap's hooks."""
+    return sdk.DefaultAsyncHttpxClient(event_hooks=cap_event_hooks(limit))
 
 
 class AnthropicBackend(NetworkBackend[dict[str, Any], Any]):
@@ -199,7 +213,12 @@ class AnthropicBackend(NetworkBackend[dict[str, Any], Any]):
 
     def _new_client(self) -> Any:
         # A local stand-in server needs no key, but the SDK insists on one.
-        return self._sdk.AsyncAnthropic(api_key=self._api_key or "none", base_url=self.base_url, max_retries=0)
+        return self._sdk.AsyncAnthropic(
+            api_key=self._api_key or "none",
+            base_url=self.base_url,
+            max_retries=0,
+            http_client=capped_http_client(self._sdk, self.max_response_bytes),
+        )
 
     def __repr__(self) -> str:
         return f"AnthropicBackend(model={self.model!r}, endpoint={self.endpoint!r})"

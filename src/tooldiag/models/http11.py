@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from tooldiag.models.network import too_large
 from tooldiag.models.retry import AttemptFailure
 
 #: Longest status line plus headers accepted (a reply past it is not an API answer).
@@ -72,14 +73,6 @@ class _Broken(Exception):
     """The connection broke or spoke something that is not HTTP/1.1 (text: what happened)."""
 
 
-def _too_large(limit: int, seen: str) -> AttemptFailure:
-    return AttemptFailure(
-        "too_large",
-        f"response body {seen} exceeds the cap of {limit} bytes; not retried "
-        f"(raise --max-response-bytes if such answers are expected)",
-    )
-
-
 class _Body:
     """Decoded body bytes under the cap (``Content-Encoding`` undone as they arrive)."""
 
@@ -102,7 +95,7 @@ class _Body:
                 raise _Broken(f"cannot decode the body: {exc}") from None
         self.data += chunk
         if len(self.data) > self.limit:
-            raise _too_large(self.limit, f"of more than {self.limit} bytes")
+            raise too_large(self.limit, f"of more than {self.limit} bytes")
 
 
 class LeanHTTPClient:
@@ -220,7 +213,7 @@ async def _read_reply(reader: asyncio.StreamReader, limit: int) -> tuple[RawRepl
             raise _Broken(f"bad Content-Length {declared[:40]!r}")
         length = int(declared)
         if length > limit:
-            raise _too_large(limit, f"of {length} bytes (Content-Length)")
+            raise too_large(limit, f"of {length} bytes (Content-Length)")
         remaining = length
         while remaining:
             chunk = await reader.read(min(remaining, _READ_SIZE))

@@ -12,17 +12,25 @@ Credentials: LiteLLM reads each provider's usual variables itself
 (``AWS_*``, ``GROQ_API_KEY``...); ``--api-key-env NAME`` passes the key in ``NAME``
 explicitly, ``--base-url`` becomes ``api_base``. ``extra_body`` entries are passed as
 keyword arguments, which LiteLLM forwards to the provider.
+
+Size cap (``--max-response-bytes``): LiteLLM reads each body itself, through a client per
+provider family (the OpenAI SDK for some routes, its own httpx or aiohttp handler for others)
+and offers no per-call hook that reaches all of them. So the cap is checked on the answer as
+LiteLLM returns it (its JSON size): an answer over the cap fails with the same ``too_large``
+failure as every provider (never retried, never cached or stored), but the memory of reading
+it is bounded only by LiteLLM, not by the cap.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tooldiag.errors import MissingDependencyError
 from tooldiag.models.base import ModelBackend, ModelOptions, ModelRequest
 from tooldiag.models.cache import with_cache
 from tooldiag.models.endpoints import check_base_url, resolve_api_key
-from tooldiag.models.network import NetworkBackend
+from tooldiag.models.network import NetworkBackend, too_large
 from tooldiag.models.openai_compat import MalformedResponse, build_request_body, parse_chat_completion
 from tooldiag.models.registry import provider
 from tooldiag.models.retry import AttemptFailure, failure_for_status, parse_retry_after, redact_json
@@ -64,6 +72,11 @@ def _as_dict(response: Any) -> Any:
     return response
 
 
+def answer_size(body: Any) -> int:
+    """Bytes of ``body`` as compact JSON: the size the cap compares (about the size of the wire body)."""
+    return len(json.dumps(body, default=str, separators=(",", ":")).encode("utf-8", errors="replace"))
+
+
 class LiteLLMBackend(NetworkBackend[dict[str, Any], Any]):
     """A model reached through ``litellm.acompletion``."""
 
@@ -100,9 +113,14 @@ class LiteLLMBackend(NetworkBackend[dict[str, Any], Any]):
 
     async def send(self, prepared: dict[str, Any], request: ModelRequest) -> Any:
         try:
-            return await self._sdk.acompletion(**prepared)
+            response = await self._sdk.acompletion(**prepared)
         except Exception as exc:  # noqa: BLE001 - every provider error is classified
             raise classify_litellm_error(exc) from None
+        body = _as_dict(response)
+        size = answer_size(body)
+        if size > self.max_response_bytes:  # after the read: LiteLLM reads bodies itself (module docstring)
+            raise too_large(self.max_response_bytes, f"of {size} bytes (the answer LiteLLM read)")
+        return body
 
     def parse_reply(self, reply: Any) -> Emission:
         try:

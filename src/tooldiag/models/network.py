@@ -33,14 +33,23 @@ Three guarantees hold here, once for every provider (issue 20):
   :func:`~tooldiag.trajectory.repair_emission`, so a lone ``\ud800`` escape in a reply
   becomes U+FFFD (counted in ``Emission.text_repairs``) before any cache, store or
   terminal sees it.
+
+The response size cap (``ModelOptions.max_response_bytes``, defect 13) is checked here too, once:
+:func:`too_large` is its one failure (kind ``too_large``, never retried), :func:`check_declared_length`
+refuses a larger ``Content-Length`` before reading, :class:`ByteCap` counts a body as it streams in,
+and :func:`cap_event_hooks` puts both on an SDK's httpx client, so that an SDK that reads bodies
+itself (Anthropic) stops reading at the cap too.
 """
 
 from __future__ import annotations
 
 import abc
 import asyncio
+import functools
+import sys
 import time
-from typing import Generic, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, Generic, TypeVar
 
 from tooldiag.errors import UserError
 from tooldiag.models.base import ModelBackend, ModelOptions, ModelRequest
@@ -50,6 +59,97 @@ from tooldiag.trajectory import Emission, repair_emission
 
 Prepared = TypeVar("Prepared")
 Reply = TypeVar("Reply")
+
+
+def too_large(limit: int, seen: str) -> AttemptFailure:
+    """The one failure of a reply over the cap, whatever provider read it: not retried (the same
+    request brings the same answer), so the call fails as ``REJECTED``."""
+    return AttemptFailure(
+        "too_large",
+        f"response body {seen} exceeds the cap of {limit} bytes; not retried "
+        f"(raise --max-response-bytes if such answers are expected; a resume with a larger cap asks again)",
+        size_cap=limit,
+    )
+
+
+def check_declared_length(headers: Mapping[str, str], limit: int) -> None:
+    """Refuse, before reading a byte of it, a body whose ``Content-Length`` is over ``limit``."""
+    declared = headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large(limit, f"of {int(declared)} bytes (Content-Length)")
+
+
+class ByteCap:
+    """Counts the bytes of one body as they arrive; :meth:`add` raises :func:`too_large` past ``limit``."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.seen = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.seen += len(chunk)
+        if self.seen > self.limit:
+            raise too_large(self.limit, f"of more than {self.limit} bytes")
+
+
+class _CappedStream:
+    """A response byte stream that stops (raising :func:`too_large`) once it passes the cap.
+
+    httpx reads only streams of its own ``AsyncByteStream`` type, so the class used is a subclass
+    of this one and of the ``AsyncByteStream`` of the response's package (:func:`_capped_stream_class`)."""
+
+    def __init__(self, inner: Any, limit: int) -> None:
+        self._inner = inner
+        self._limit = limit
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        cap = ByteCap(self._limit)
+        async for chunk in self._inner:
+            cap.add(chunk)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def cap_event_hooks(limit: int) -> dict[str, list[Callable[[Any], Awaitable[None]]]]:
+    """``event_hooks`` for an httpx (or ``httpx2``) client that enforce the size cap on every response.
+
+    SDKs that read the body themselves accept an ``http_client``; a client built with these hooks
+    refuses a larger ``Content-Length`` at once and stops reading a streamed body at the cap, so
+    memory stays bounded (the response hook runs after the headers, before the body is read). The
+    request asks for ``Accept-Encoding: identity``, so the bytes counted are the body's own bytes.
+    The :class:`AttemptFailure` raised reaches the SDK, which wraps it as a connection error; the
+    provider finds it again in the error's cause chain (:func:`cap_failure_of`). Hooks rather than a
+    transport keep the SDK's own transport (proxies from the environment, connection limits).
+    """
+
+    async def ask_identity(request: Any) -> None:
+        request.headers["Accept-Encoding"] = "identity"
+
+    async def cap(response: Any) -> None:
+        check_declared_length(response.headers, limit)
+        package = sys.modules[type(response).__module__.partition(".")[0]]  # httpx, or httpx2
+        response.stream = _capped_stream_class(package.AsyncByteStream)(response.stream, limit)
+
+    return {"request": [ask_identity], "response": [cap]}
+
+
+@functools.cache
+def _capped_stream_class(byte_stream: type) -> type[_CappedStream]:
+    return type("CappedStream", (_CappedStream, byte_stream), {})
+
+
+def cap_failure_of(exc: BaseException) -> AttemptFailure | None:
+    """The :func:`too_large` failure behind an SDK's exception (its cause chain), if the cap ended it."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # a cause chain is short; never loop on a cycle
+        if seen is None:
+            return None
+        if isinstance(seen, AttemptFailure) and seen.kind == "too_large":
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 class NetworkBackend(ModelBackend, Generic[Prepared, Reply]):

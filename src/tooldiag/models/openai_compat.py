@@ -33,7 +33,7 @@ from tooldiag.models.body_encoding import ToolListEncoder
 from tooldiag.models.cache import with_cache
 from tooldiag.models.endpoints import ClientPool, PerLoop, check_base_url, resolve_api_key
 from tooldiag.models.http11 import LeanHTTPClient, Origin
-from tooldiag.models.network import NetworkBackend
+from tooldiag.models.network import ByteCap, NetworkBackend, check_declared_length
 from tooldiag.models.registry import provider
 from tooldiag.models.retry import AttemptFailure, FailureKind, failure_for_status, parse_retry_after, redact
 from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolCall, ToolSpec, Usage
@@ -233,25 +233,15 @@ class HTTPReply:
         return self.content.decode("utf-8", errors="replace")
 
 
-def too_large(limit: int, seen: str) -> AttemptFailure:
-    return AttemptFailure(
-        "too_large",
-        f"response body {seen} exceeds the cap of {limit} bytes; not retried "
-        f"(raise --max-response-bytes if such answers are expected)",
-    )
-
-
 async def read_capped(response: httpx.Response, limit: int) -> bytes:
     """The decoded body of a streamed ``response``, refused as soon as it passes ``limit``
     bytes, so memory stays bounded whatever the server sends (issue 20, defect 13)."""
-    declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise too_large(limit, f"of {int(declared)} bytes (Content-Length)")
+    check_declared_length(response.headers, limit)
+    cap = ByteCap(limit)
     body = bytearray()
     async for chunk in response.aiter_bytes():
+        cap.add(chunk)
         body += chunk
-        if len(body) > limit:
-            raise too_large(limit, f"of more than {limit} bytes")
     return bytes(body)
 
 

@@ -107,9 +107,12 @@ class AttemptFailure(Exception):
         status: int | None = None,
         retry_after_s: float | None = None,
         unreachable: bool = False,
+        size_cap: int | None = None,
     ) -> None:
         super().__init__(message)
         self.kind: FailureKind = kind
+        #: ``too_large`` only: the cap the body passed (carried to :class:`ModelCallError`).
+        self.size_cap = size_cap
         self.message = message
         self.status = status
         self.retry_after_s = retry_after_s
@@ -215,6 +218,7 @@ async def call_with_retries(
                     f"{describe}: {message}",
                     status=failure.status,
                     kind=ModelCallErrorKind.FATAL if failure.status in FATAL_STATUSES else ModelCallErrorKind.REJECTED,
+                    size_cap=failure.size_cap,
                 ) from None
             if retry_index == policy.max_retries:
                 attempts = policy.max_retries + 1

@@ -95,6 +95,23 @@ def usage_now(store: RunStore) -> UsageSummary:
     return usage_summary(store)
 
 
+#: The case note of a case graded ``inference_error`` because a reply passed the response size
+#: cap: the cap, in bytes. The cap is not part of the run's identity (like ``--timeout``), so a
+#: resume under a larger ``--max-response-bytes`` asks those cases again (issue 20).
+RESPONSE_CAP_NOTE = "response_cap_bytes"
+
+
+def refused_under_a_smaller_cap(store: RunStore, cap: int) -> set[tuple[str, int]]:
+    """``(case_id, sample)`` of the draws a reply over a size cap smaller than ``cap`` ended:
+    finished under that cap, to be run again under this one."""
+    units: set[tuple[str, int]] = set()
+    for record in store.iter_samples():
+        refused_at = record.trajectory.notes.get(RESPONSE_CAP_NOTE)
+        if isinstance(refused_at, int) and refused_at < cap:
+            units.add((record.case_id, record.sample))
+    return units
+
+
 def select_cases(config: RunConfig) -> list[BfclCase]:
     return load_cases(config.categories or list(CATEGORIES), ids=config.case_ids, limit=config.limit)
 
@@ -167,10 +184,11 @@ async def run_cases(
             # The server rejected this request itself (e.g. context too long): BFCL
             # records "Error during inference" and grades it inference_error.
             result = f"Error during inference: {exc.message}"
+            capped = {RESPONSE_CAP_NOTE: exc.size_cap} if exc.size_cap is not None else {}
             rejected_row = CaseTrajectory(
                 case_id=case.id,
                 category=case.category,
-                notes={**case_notes(case), "bfcl_inference_error": result},
+                notes={**case_notes(case), "bfcl_inference_error": result, **capped},
             )
             grade, _ = grade_result(case, result, convert_to_function_call)
             rejected.append(f"{label(case, sample)}: {exc.message}")
@@ -243,7 +261,7 @@ async def execute_run(
     store, cases = prepared.store, prepared.cases
     repeats = prepared.config.repeats
     try:
-        finished = store.finished_units()
+        finished = store.finished_units() - refused_under_a_smaller_cap(store, prepared.options.max_response_bytes)
         units = [(c, k) for k in range(repeats) for c in cases if (c.id, k) not in finished]
         by_length = not prepared.model.deterministic  # an offline policy has no latency to hide
         if by_length:
