@@ -283,6 +283,35 @@ def test_endpoint_per_node_sends_each_node_s_cases_to_its_own_server(cluster, tm
         store.close()
 
 
+def _fill_in_on_a_node(template: str) -> tuple[str, str]:
+    import ray
+
+    from tooldiag.runner.ray_executor import resolve_endpoint
+
+    return ray.get_runtime_context().get_node_id(), resolve_endpoint(template)
+
+
+@pytest.mark.slow
+def test_placeholders_are_filled_in_from_the_node_a_task_runs_on(cluster):
+    import ray
+
+    from tooldiag.runner.ray_executor import connect
+
+    started = connect(ray, cluster.address, None)
+    try:
+        nodes = {node["NodeID"]: node for node in ray.nodes() if node["Alive"]}
+        fill = ray.remote(num_cpus=1)(_fill_in_on_a_node)
+        template = "http://{node_ip}:{label:" + PORT_LABEL + "}/{node_id}/v1"
+        for node_id, url in ray.get([fill.remote(template) for _ in range(3)]):
+            node = nodes[node_id]  # what Ray's own node table says of the node the task ran on
+            assert url == f"http://{node['NodeManagerAddress']}:{node['Labels'][PORT_LABEL]}/{node_id}/v1"
+        with pytest.raises(ray.exceptions.RayTaskError, match="has no label 'absent'"):
+            ray.get(fill.remote("http://{label:absent}/v1"))
+    finally:
+        if started:
+            ray.shutdown()
+
+
 @pytest.mark.slow
 def test_a_fatal_model_error_in_a_ray_task_stops_the_run_with_its_own_message(cluster, tmp_path):
     options = ModelOptions(base_url="http://127.0.0.1:9/v1", cache=False, max_retries=0)  # nothing listens on 9
