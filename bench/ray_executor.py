@@ -1,6 +1,6 @@
 """``tooldiag run bfcl --executor ray`` on a local multi-node Ray cluster: the 800 BFCL multi-turn
-cases of ``ref/oracle``, every one graded as the local executor grades it (issue 17's Must-hold;
-the test suite runs 40 of them, ``tests/runner/test_ray_executor.py``).
+cases of ``ref/oracle``, every one stored as the local executor stores it (issue 17's Must-hold;
+``tests/runner/test_ray_executor.py`` asserts the same; this script times it).
 
 The cluster is ``ray.cluster_utils.Cluster``: a head and ``--nodes - 1`` worker nodes of
 ``--cpus`` CPUs each, no dashboard, an 80 MB object store per node. Both runs are one fresh
@@ -40,18 +40,16 @@ def run(run_dir: Path, limit: int | None, concurrency: int, extra: list[str]) ->
     return time.perf_counter() - started
 
 
-def grades(run_dir: Path) -> dict[str, tuple[str, bool | None, str | None]]:
-    """case id -> (status, passed, grade JSON): what must match case by case."""
-    from tooldiag.store import RunStore
+#: The columns of a stored case that must be byte-identical across executors: all but ``updated_at``.
+STORED_COLUMNS = "case_id, category, status, passed, error_type, grade, trajectory"
 
-    store = RunStore.open(run_dir)
-    try:
-        return {
-            r.case_id: (r.status, r.grade.passed if r.grade else None, r.grade.model_dump_json() if r.grade else None)
-            for r in store.iter_cases()
-        }
-    finally:
-        store.close()
+
+def stored(run_dir: Path) -> dict[str, tuple]:
+    """case id -> its :data:`STORED_COLUMNS`: what must match case by case (the trajectory's bytes included)."""
+    import sqlite3
+
+    with sqlite3.connect(run_dir / "run.sqlite") as conn:
+        return {row[0]: row for row in conn.execute(f"SELECT {STORED_COLUMNS} FROM cases")}
 
 
 def main() -> int:
@@ -86,13 +84,13 @@ def main() -> int:
             )
         finally:
             cluster.shutdown()
-        local, on_ray = grades(Path(tmp) / "local"), grades(Path(tmp) / "ray")
-    passed = sum(1 for status, ok, _ in on_ray.values() if status == "done" and ok)
+        local, on_ray = stored(Path(tmp) / "local"), stored(Path(tmp) / "ray")
+    passed = sum(1 for _, _, status, ok, *_ in on_ray.values() if status == "done" and ok == 1)
     differing = sorted(case for case in local.keys() | on_ray.keys() if local.get(case) != on_ray.get(case))
     print(f"cluster: {args.nodes} nodes x {args.cpus} CPU, started in {cluster_s:.1f}s")
     print(f"local executor (1 process): {len(local)} cases in {local_wall:.1f}s")
     print(f"ray executor:               {len(on_ray)} cases in {ray_wall:.1f}s, {passed}/{len(on_ray)} passed")
-    print(f"grades differing case by case: {len(differing)}" + (f" (first: {differing[0]})" if differing else ""))
+    print(f"stored cases differing case by case: {len(differing)}" + (f" (first: {differing[0]})" if differing else ""))
     return 0 if not differing and passed == len(on_ray) == len(local) else 1
 
 

@@ -90,6 +90,7 @@ def run_bfcl(
     executor: str = "local",
     ray_address: str | None = None,
     base_urls: Sequence[str] | None = None,
+    endpoint_per_node: str | None = None,
 ) -> RunSummary:
     """``tooldiag run bfcl``: run (or resume) ``model`` on BFCL multi-turn into ``run_dir``.
 
@@ -102,7 +103,8 @@ def run_bfcl(
     script that asks for them runs this under ``if __name__ == "__main__":``.
     ``executor="ray"`` runs the cases as Ray tasks (``ray_address``: ``auto`` or ``HOST:PORT``;
     ``None`` starts a local Ray), spread round-robin over ``base_urls`` when several are given
-    (docs/distributed.md).
+    (docs/distributed.md); ``endpoint_per_node`` (``--endpoint-per-node``, a URL template such as
+    ``http://{node_ip}:8000/v1``) instead sends each Ray task to the endpoint of the node it runs on.
     """
     from tooldiag.suites.bfcl.runner import run_bfcl as run
 
@@ -121,6 +123,7 @@ def run_bfcl(
         executor=executor,
         ray_address=ray_address,
         base_urls=list(base_urls) if base_urls else None,
+        endpoint_per_node=endpoint_per_node,
     )
 
 

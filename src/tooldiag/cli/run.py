@@ -159,6 +159,19 @@ def run_bfcl_command(
             help="With --executor ray: auto (the cluster `ray start` made here) or HOST:PORT. Default: a local Ray.",
         ),
     ] = None,
+    endpoint_per_node: Annotated[
+        str | None,
+        typer.Option(
+            "--endpoint-per-node",
+            help=(
+                "With --executor ray, instead of --base-url: a URL template each Ray task fills in on the node "
+                "it runs on, so every node's cases go to that node's own server, e.g. 'http://{node_ip}:8000/v1' "
+                "({node_ip}: the node's IP as Ray reports it; also {node_id}, and {label:KEY} for the node's "
+                "`ray start --labels KEY=VALUE`)."
+            ),
+            rich_help_panel="Model",
+        ),
+    ] = None,
 ) -> None:
     """Run MODEL on BFCL multi-turn (FC mode, BFCL's loop and step cap) and grade every case
     with BFCL's own checker. Finished cases are committed one by one: re-run the same
@@ -172,6 +185,9 @@ def run_bfcl_command(
 
     A Ray cluster, two endpoints: tooldiag run bfcl --model openai/Qwen3-8B --executor ray --ray-address auto
     --base-url http://gpu1:8000/v1 --base-url http://gpu2:8000/v1 --concurrency 64 --run-dir runs/qwen3
+
+    A vLLM server on every GPU node: tooldiag run bfcl --model openai/Qwen3-8B --executor ray --ray-address auto
+    --endpoint-per-node 'http://{node_ip}:8000/v1' --concurrency 64 --run-dir runs/qwen3
     """
     from tooldiag.api import run_bfcl
     from tooldiag.cli.progress import run_progress
@@ -197,6 +213,7 @@ def run_bfcl_command(
             executor=executor,
             ray_address=ray_address,
             base_urls=urls if len(urls) > 1 else None,
+            endpoint_per_node=endpoint_per_node,
         )
     print_summary(summary)
 

@@ -26,6 +26,10 @@ Faults, counted in :class:`RayOutcome`:
 * the driver killed with ``kill -9``: Ray ends the job's tasks (their owner is gone) and they never
   wrote anything; every chunk that landed is committed, so the same command resumes.
 
+Endpoints: a payload names one endpoint, or (``--endpoint-per-node``) a URL *template* that
+:func:`resolve_endpoint` fills in inside the task, on the node it landed on, so each node's units
+go to that node's own server (a vLLM server on every GPU node).
+
 Ray is an optional extra (``pip install 'tooldiag[ray]'``), imported only in here, only when a
 run asks for ``--executor ray``.
 """
@@ -34,10 +38,12 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from tooldiag.errors import UserError
 from tooldiag.runner.shard import WorkerEntry, available_cores, deal_units, split_concurrency
@@ -99,6 +105,72 @@ def import_ray() -> Any:
             "--executor ray needs Ray, which is not installed", hint=f"install it: {RAY_INSTALL}"
         ) from None
     return ray
+
+
+#: A placeholder of an ``--endpoint-per-node`` template: ``{node_ip}``, ``{node_id}``, ``{label:KEY}``.
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+#: A Ray node label's key (``ray start --labels KEY=VALUE``): an optional DNS prefix, then a name.
+_LABEL_KEY = re.compile(r"(?:[A-Za-z0-9.-]+/)?[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
+#: What the placeholders are, for errors and ``--help``.
+ENDPOINT_PLACEHOLDERS = "{node_ip}, {node_id}, {label:KEY}"
+
+
+def check_endpoint_template(template: str) -> str:
+    """``template`` if every placeholder in it is one :func:`resolve_endpoint` knows, else a
+    :class:`UserError`: a typo must stop the run in the driver, before anything is written, not
+    in every task on the cluster."""
+    if not template.startswith(("http://", "https://")):
+        raise UserError(
+            f"--endpoint-per-node {template!r} is not an http(s) URL template",
+            hint="e.g. --endpoint-per-node 'http://{node_ip}:8000/v1'",
+        )
+    for match in _PLACEHOLDER.finditer(template):
+        name = match.group(1)
+        if name in ("node_ip", "node_id"):
+            continue
+        if name.startswith("label:") and _LABEL_KEY.fullmatch(name[len("label:") :]):
+            continue
+        raise UserError(
+            f"--endpoint-per-node has an unknown placeholder {match.group(0)!r}",
+            hint=f"the placeholders are {ENDPOINT_PLACEHOLDERS}, e.g. 'http://{{node_ip}}:8000/v1'",
+        )
+    return template
+
+
+def public_endpoint_template(template: str) -> str:
+    """``template`` as a run config stores it: no ``user:pass@``, query or fragment (what
+    :func:`tooldiag.models.retry.public_url` drops), the placeholders kept verbatim (``public_url``
+    would withhold a template whose port is a placeholder as unparseable)."""
+    parts = urlsplit(template)
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
+
+def resolve_endpoint(template: str) -> str:
+    """``template`` filled in for the node this Ray task runs on: ``{node_ip}`` the node's IP as
+    Ray reports it (``ray.util.get_node_ip_address``, bracketed when IPv6), ``{node_id}`` its Ray
+    node id, ``{label:KEY}`` the value of its label KEY (``ray start --labels KEY=VALUE``)."""
+    import ray
+
+    context = ray.get_runtime_context()
+
+    def fill(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name == "node_ip":
+            address = str(ray.util.get_node_ip_address())
+            return f"[{address}]" if ":" in address else address
+        if name == "node_id":
+            return str(context.get_node_id())
+        key = name[len("label:") :]
+        labels = context.get_node_labels()
+        if key not in labels:
+            raise UserError(
+                f"Ray node {context.get_node_id()[:12]} has no label {key!r}, which --endpoint-per-node "
+                f"{public_endpoint_template(template)} needs",
+                hint=f"start every node with `ray start ... --labels {key}=VALUE`",
+            )
+        return str(labels[key])
+
+    return _PLACEHOLDER.sub(fill, template)
 
 
 def _run_chunk(entry: WorkerEntry, payload: Any, units: list[Any], concurrency: int) -> tuple[list[Any], Any, str]:

@@ -246,6 +246,7 @@ async def execute_run(
     executor: str = "local",
     ray_address: str | None = None,
     endpoints: list[str] | None = None,
+    endpoint_per_node: str | None = None,
 ) -> RunSummary:
     """Run the prepared cases that are not finished yet; closes the store.
 
@@ -254,7 +255,8 @@ async def execute_run(
     ``executor="ray"`` runs them as Ray tasks instead (on the cluster at ``ray_address``, or a
     local Ray of ``workers`` CPUs; at most ``workers`` tasks at a time, 1 or ``None``: the
     cluster's CPUs), spread round-robin over ``endpoints`` (base URLs; default: the options'
-    one); the driver, this process, stays the only writer.
+    one), or, with ``endpoint_per_node`` (a URL template), each task to its own node's endpoint;
+    the driver, this process, stays the only writer.
     """
     progress = progress or NullProgress()
     started = time.perf_counter()
@@ -278,6 +280,8 @@ async def execute_run(
 
                 urls: list[str | None] = list(endpoints) if endpoints else [prepared.options.base_url]
                 payloads = [ShardPayload(prepared.config, replace(prepared.options, base_url=url)) for url in urls]
+                if endpoint_per_node is not None:  # one payload: each task fills the template in on its node
+                    payloads = [ShardPayload(prepared.config, prepared.options, endpoint_per_node)]
                 # ``workers`` caps the tasks in flight (and sizes a local Ray); the API's default, 1,
                 # and ``None`` mean the cluster's CPUs: one task in flight would defeat the cluster
                 tasks = workers if workers is not None and workers > 1 else None
@@ -319,7 +323,7 @@ async def execute_run(
             executor=executor,
             unit_retries=outcome.unit_retries if outcome else 0,
             worker_losses=outcome.worker_losses if outcome else 0,
-            endpoints=len(endpoints) if endpoints else 1,
+            endpoints=len(outcome.nodes) if endpoint_per_node and outcome else len(endpoints) if endpoints else 1,
         )
     finally:
         store.close()
@@ -351,6 +355,7 @@ def run_bfcl(
     executor: str = "local",
     ray_address: str | None = None,
     base_urls: list[str] | None = None,
+    endpoint_per_node: str | None = None,
 ) -> RunSummary:
     """Python API (and ``tooldiag run bfcl``): run ``model`` (``provider/name``) on BFCL
     multi-turn into ``run_dir``, or resume it.
@@ -363,11 +368,12 @@ def run_bfcl(
     (``None``: one per core) shards the cases over that many processes (``--workers``).
     ``executor="ray"`` runs the cases as Ray tasks (``--executor ray``, ``ray_address``: ``auto``
     or ``HOST:PORT``, ``None`` a local Ray); ``base_urls`` (more than one needs Ray) spreads them
-    round-robin over several endpoints.
+    round-robin over several endpoints; ``endpoint_per_node`` (a URL template such as
+    ``http://{node_ip}:8000/v1``, instead of ``base_urls``) sends each task to its own node's endpoint.
     Example: ``run_bfcl("ref/oracle", "runs/oracle", categories=["base"], limit=5)``.
     """
     from tooldiag.models.registry import split_model_string
-    from tooldiag.runner.ray_executor import check_executor, import_ray
+    from tooldiag.runner.ray_executor import check_executor, import_ray, public_endpoint_template
     from tooldiag.suites.bfcl.data import normalise_category
 
     split_model_string(model)
@@ -387,6 +393,8 @@ def run_bfcl(
         )
     if endpoints:
         options = replace(options, base_url=endpoints[0])
+    if endpoint_per_node is not None:
+        options = _per_node_options(endpoint_per_node, executor, options)
     config = RunConfig(
         suite="bfcl",
         model=model,
@@ -395,7 +403,11 @@ def run_bfcl(
         limit=limit,
         generation=generation or GenerationConfig(),
         # the store keeps no user:pass@ or ?key= (options keep them); several endpoints: all, comma-joined
-        base_url=",".join(public_url(url) or "" for url in endpoints) if endpoints else public_url(options.base_url),
+        base_url=",".join(public_url(url) or "" for url in endpoints)
+        if endpoints
+        else public_endpoint_template(endpoint_per_node)
+        if endpoint_per_node
+        else public_url(options.base_url),
         probe=probe,
         repeats=repeats,
     )
@@ -406,4 +418,27 @@ def run_bfcl(
         probe_factory = make_probe_factory(probe)
     plan_workers(workers, 1, 1)  # a bad --workers is refused before anything is written
     prepared = prepare_run(config, run_dir, options)
-    return asyncio.run(execute_run(prepared, probe_factory, progress, workers, executor, ray_address, endpoints))
+    return asyncio.run(
+        execute_run(prepared, probe_factory, progress, workers, executor, ray_address, endpoints, endpoint_per_node)
+    )
+
+
+def _per_node_options(template: str, executor: str, options: ModelOptions) -> ModelOptions:
+    """The options of an ``--endpoint-per-node`` run, refused before anything is written when it
+    is combined with ``--base-url`` or lacks Ray. The driver's model gets the template itself as
+    its base URL: it never sends a request (the tasks do, each with the template filled in)."""
+    from tooldiag.models.endpoints import check_base_url
+    from tooldiag.runner.ray_executor import check_endpoint_template
+
+    if options.base_url is not None:
+        raise UserError(
+            "--endpoint-per-node and --base-url exclude each other: one names the endpoint of every node, "
+            "the other fixed endpoints",
+            hint="drop --base-url (each node's endpoint comes from the template), or drop --endpoint-per-node",
+        )
+    if executor != "ray":
+        raise UserError(
+            "--endpoint-per-node needs --executor ray (the endpoint is found on the Ray node a task runs on)",
+            hint="add --executor ray, or give the endpoint with --base-url",
+        )
+    return replace(options, base_url=check_base_url(check_endpoint_template(template)))

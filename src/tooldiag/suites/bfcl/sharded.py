@@ -35,6 +35,9 @@ class ShardPayload:
 
     config: RunConfig
     options: ModelOptions
+    #: ``--endpoint-per-node``: the URL template each Ray task fills in on its own node
+    #: (:func:`tooldiag.runner.ray_executor.resolve_endpoint`); it replaces ``options.base_url``.
+    endpoint_template: str | None = None
 
 
 class ForwardingStore:
@@ -69,7 +72,12 @@ async def run_shard(payload: ShardPayload, case_ids: list[Any], concurrency: int
         from tooldiag.suites.bfcl.probes import probe_factory as make_probe_factory
 
         probe_factory = make_probe_factory(payload.config.probe)
-    model = resolve_model(payload.config.model, replace(payload.options, concurrency=concurrency))
+    options = replace(payload.options, concurrency=concurrency)
+    if payload.endpoint_template is not None:  # resolved here, on the node this task runs on
+        from tooldiag.runner.ray_executor import resolve_endpoint
+
+        options = replace(options, base_url=resolve_endpoint(payload.endpoint_template))
+    model = resolve_model(payload.config.model, options)
     try:
         return await run_cases(
             ForwardingStore(emit), cases, model, payload.config.generation, concurrency, probe_factory, None, samples
