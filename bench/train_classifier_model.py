@@ -19,6 +19,7 @@ L2-regularised, trained by Adagrad SGD for :data:`EPOCHS` epochs in a seeded ord
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import random
@@ -48,9 +49,21 @@ def is_training_file(name: str) -> bool:
     return name == "en-original.jsonl" or name.endswith(("-dev.jsonl", "-holdout-a.jsonl", "-holdout-b.jsonl"))
 
 
+def training_files(folder: Path = DATA) -> list[Path]:
+    return sorted(p for p in folder.glob("*.jsonl") if is_training_file(p.name))
+
+
+def training_digest(folder: Path = DATA) -> str:
+    """SHA-256 over the training files' names and bytes (stored in the model; a test compares it)."""
+    digest = hashlib.sha256()
+    for path in training_files(folder):
+        digest.update(path.name.encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def training_rows(folder: Path = DATA) -> list[dict[str, Any]]:
     rows = []
-    for path in sorted(p for p in folder.glob("*.jsonl") if is_training_file(p.name)):
+    for path in training_files(folder):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)
@@ -60,7 +73,7 @@ def training_rows(folder: Path = DATA) -> list[dict[str, Any]]:
     return rows
 
 
-def train(rows: Sequence[dict[str, Any]], *, epochs: int = EPOCHS, seed: int = SEED) -> TextModel:
+def train(rows: Sequence[dict[str, Any]], *, epochs: int = EPOCHS, seed: int = SEED, digest: str = "") -> TextModel:
     """Multinomial logistic regression by Adagrad SGD: deterministic for the same rows and seed."""
     encoded = [(sorted(set(features(r["content"]))), CLASSES.index(r["label"])) for r in rows]
     counts = Counter(f for feats, _ in encoded for f in feats)
@@ -102,7 +115,7 @@ def train(rows: Sequence[dict[str, Any]], *, epochs: int = EPOCHS, seed: int = S
         rounded = tuple(round(w, 4) for w in row)
         if any(abs(w) >= 0.001 for w in rounded):
             kept[f] = rounded
-    return TextModel(VERSION, CLASSES, tuple(round(b, 4) for b in bias), kept)
+    return TextModel(VERSION, CLASSES, tuple(round(b, 4) for b in bias), kept, training_digest=digest)
 
 
 def cross_validate(rows: Sequence[dict[str, Any]], **options: Any) -> list[tuple[str, str, str, float]]:
@@ -128,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         hits = sum(gold == got for _, gold, got, _ in predictions)
         print(f"leave-one-file-out accuracy: {100 * hits / len(predictions):.1f}% of {len(predictions)} rows")
         return 0
-    blob = encode_model(train(rows))
+    blob = encode_model(train(rows, digest=training_digest()))
     if args.check:
         same = OUTPUT.exists() and OUTPUT.read_bytes() == blob
         print("shipped model matches the trainer" if same else f"{OUTPUT} differs from the trainer's output")

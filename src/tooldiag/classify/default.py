@@ -632,6 +632,8 @@ class DefaultClassifier:
         #: Off in the registered scheme: on batches c and d it raised accuracy but lowered the
         #: recall of ``other`` and broke pinned phrasings (docs/diagnostic.md, "A learned model ...").
         self.learned = learned
+        if learned:
+            self.name = "default+learned"  # reports and provenance name the combination (and its weights)
         base = load_builtin("default")
         #: The extension files, named in reports (and hashed into their cue digest).
         self.cue_files: tuple[str, ...] = tuple(str(path) for path in extra_cue_files)

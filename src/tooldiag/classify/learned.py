@@ -39,9 +39,9 @@ _URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+")
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _CJK = "\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 #: Words (letters and apostrophes), CJK runs, and the punctuation that carries class evidence.
-_TOKEN = re.compile(rf"[{_CJK}]+|[^\W\d_{_CJK}]+(?:'[^\W\d_{_CJK}]+)*|[?？!！:：¿]")
+_TOKEN = re.compile(rf"[{_CJK}]+|[^\W\d_{_CJK}]+(?:'[^\W\d_{_CJK}]+)*|[?!:¿]")  # full-width marks are folded first
 _CJK_RUN = re.compile(rf"[{_CJK}]")
-_FOLD = str.maketrans({"’": "'", "‘": "'", "？": "?", "！": "!", "：": ":", "`": " "})
+_FOLD = str.maketrans({"\u2019": "'", "\u2018": "'", "\uff1f": "?", "\uff01": "!", "\uff1a": ":", "`": " "})
 
 
 def _prepare(text: str) -> str:
@@ -88,16 +88,18 @@ class TextModel:
     classes: tuple[str, ...]
     bias: tuple[float, ...]
     weights: dict[str, tuple[float, ...]]
+    #: SHA-256 over the training files (names and bytes): which rows these weights were trained on.
+    training_digest: str = ""
 
     def probabilities(self, text: str) -> dict[str, float]:
         """Softmax of the class scores; each distinct feature counts once (binary presence)."""
-        scores = list(self.bias)
         weights = self.weights
-        for feature in set(features(text)):
-            row = weights.get(feature)
-            if row is not None:
-                for index, weight in enumerate(row):
-                    scores[index] += weight
+        rows = [row for row in map(weights.get, set(features(text))) if row is not None]
+        # one exact C-level sum per class (zip(*rows) transposes): math.fsum is correctly rounded, so the
+        # scores do not depend on the order of the set (str hashes vary between processes)
+        scores = (
+            [math.fsum((bias, *column)) for bias, column in zip(self.bias, zip(*rows))] if rows else list(self.bias)
+        )
         top = max(scores)
         exps = [math.exp(score - top) for score in scores]
         total = sum(exps)
@@ -112,6 +114,7 @@ class TextModel:
     def to_json(self) -> dict[str, Any]:
         return {
             "version": self.version,
+            "training_digest": self.training_digest,
             "classes": list(self.classes),
             "bias": list(self.bias),
             "weights": {key: list(row) for key, row in sorted(self.weights.items())},
@@ -124,6 +127,7 @@ class TextModel:
             classes=tuple(data["classes"]),
             bias=tuple(float(x) for x in data["bias"]),
             weights={key: tuple(float(x) for x in row) for key, row in data["weights"].items()},
+            training_digest=str(data.get("training_digest", "")),
         )
 
 
