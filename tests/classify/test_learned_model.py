@@ -146,3 +146,11 @@ def test_provenance_names_the_combination_and_hashes_the_weights(monkeypatch):
     assert summary.cue_digest == cue_digest("default+learned") != cue_digest("default")
     monkeypatch.setattr(learned, "model_bytes", lambda: b"other weights")
     assert cue_digest("default+learned") != summary.cue_digest  # new weights, new digest
+
+
+def test_a_cue_extension_turns_the_model_off(tmp_path):
+    ext = tmp_path / "cues.json"
+    ext.write_text(json.dumps({"remove": {"offer": ["is there anything else"]}}))
+    classifier = DefaultClassifier([ext], learned=True)
+    assert classifier.learned is False and classifier.name == "default"
+    assert classifier("Is there anything else?", False) is ActionClass.ASK  # the extension decides

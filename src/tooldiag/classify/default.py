@@ -631,8 +631,9 @@ class DefaultClassifier:
         #: Whether the learned text model may override weak rule findings (:meth:`learned_decision`).
         #: Off in the registered scheme: on batches c and d it raised accuracy but lowered the
         #: recall of ``other`` and broke pinned phrasings (docs/diagnostic.md, "A learned model ...").
-        self.learned = learned
-        if learned:
+        #: A user's ``--cues`` extension has the last word: with extension files the model stays off.
+        self.learned = learned and not extra_cue_files
+        if self.learned:
             self.name = "default+learned"  # reports and provenance name the combination (and its weights)
         base = load_builtin("default")
         #: The extension files, named in reports (and hashed into their cue digest).
