@@ -1,6 +1,6 @@
 """Accuracy of the classifier schemes per language and per class on the labelled sets.
 
-    uv run python bench/classifier_eval.py [--data tests/data/classifier] [--scheme default] [--misses]
+    uv run python bench/classifier_eval.py [--data tests/data/classifier] [--scheme default] [--misses] [--learned]
 
 Reads every ``*.jsonl`` file of the folder (format: docs/diagnostic.md, "Measuring the
 classifier"). Splits: ``dev`` rows were written while the rules were tuned (optimistic);
@@ -12,6 +12,9 @@ and the confusion matrix; where a blind second rater relabelled the held-out row
 rows both raters label alike; then the same summary for ``dev``. The tables in
 docs/diagnostic.md and the README are this script's output. ``--misses`` lists the
 held-out rows a scheme got wrong (for documenting known misses, not for tuning).
+``--learned`` adds a column ``default+learned``: the default rules with the learned text
+model overriding their weak (ask / other) findings (docs/diagnostic.md, "A learned model
+beside the rules"; off in the registered scheme).
 """
 
 from __future__ import annotations
@@ -134,13 +137,20 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ROOT / "tests" / "data" / "classifier")
     parser.add_argument("--scheme", action="append", help="schemes to compare (default: paper and default)")
     parser.add_argument("--misses", action="store_true", help="list the held-out rows each scheme got wrong")
+    parser.add_argument("--learned", action="store_true", help="add the default rules + learned model column")
     args = parser.parse_args()
     schemes = args.scheme or ["paper", "default"]
     rows = load_rows(args.data)
+    classifiers: dict[str, Any] = {name: get_classifier(name) for name in schemes}
+    if args.learned:
+        from tooldiag.classify.default import DefaultClassifier
+
+        classifiers["default+learned"] = DefaultClassifier(learned=True)
+        schemes = [*schemes, "default+learned"]
     labels = {}
     for name in schemes:
         predicted = classify_batch(
-            get_classifier(name), [(r.get("content"), has_tool_calls(r.get("tool_calls"))) for r in rows]
+            classifiers[name], [(r.get("content"), has_tool_calls(r.get("tool_calls"))) for r in rows]
         )
         labels[name] = {r["id"]: label for r, label in zip(rows, predicted)}
     for split in ("holdout", "dev"):

@@ -58,9 +58,15 @@ from tooldiag.classify.cues import (
 from tooldiag.classify.cues import _entry_pattern as entry_pattern  # one entry's regex source
 from tooldiag.classify.explain import Explanation
 from tooldiag.classify.language import UNDETERMINED, detect_language
+from tooldiag.classify.learned import shipped_model
 from tooldiag.classify.multilingual import LanguageRules, structural_signals
 from tooldiag.classify.registry import SchemeOptions, scheme
 from tooldiag.classify.syntax import structured_call_names, text_holds_tool_call
+
+#: With ``learned=True``, the learned model overrides an ask/other reading of the rules at this
+#: probability or more (chosen on batches a and b against the rules before they were tuned on
+#: them; docs/diagnostic.md, "A learned model beside the rules"). Not used by the registered scheme.
+LEARNED_THRESHOLD = 0.8
 
 _CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]{0,500}`")
@@ -621,7 +627,14 @@ class DefaultClassifier:
 
     name = "default"
 
-    def __init__(self, extra_cue_files: Sequence[Path] = ()) -> None:
+    def __init__(self, extra_cue_files: Sequence[Path] = (), *, learned: bool = False) -> None:
+        #: Whether the learned text model may override weak rule findings (:meth:`learned_decision`).
+        #: Off in the registered scheme: on batches c and d it raised accuracy but lowered the
+        #: recall of ``other`` and broke pinned phrasings (docs/diagnostic.md, "A learned model ...").
+        #: A user's ``--cues`` extension has the last word: with extension files the model stays off.
+        self.learned = learned and not extra_cue_files
+        if self.learned:
+            self.name = "default+learned"  # reports and provenance name the combination (and its weights)
         base = load_builtin("default")
         #: The extension files, named in reports (and hashed into their cue digest).
         self.cue_files: tuple[str, ...] = tuple(str(path) for path in extra_cue_files)
@@ -658,12 +671,37 @@ class DefaultClassifier:
             return frozenset()
         if text_holds_tool_call(text, self._p.markers):
             return frozenset({ActionClass.TOOL_CALL})
+        found = self.rule_signals(text)
+        decision = self.learned_decision(text, found) if self.learned else None
+        if decision is not None:
+            return frozenset() if decision[0] is ActionClass.OTHER else frozenset({decision[0]})
+        return found
+
+    def rule_signals(self, text: str) -> frozenset[ActionClass]:
+        """What the hand-written rules alone find in a text emission that holds no tool call."""
         language = detect_language(text)
         if language != "en" and language != UNDETERMINED:
             rules = self._language_rules.get(language)
             # no cue data for this language: structural rules only (a "?" outside quotes asks)
             return rules.signals(text) if rules else structural_signals(text)
         return self._text_signals(clean_for_cues(text))
+
+    def learned_decision(self, text: str, found: frozenset[ActionClass]) -> tuple[ActionClass, float] | None:
+        """The learned model's class and probability where it overrides the rules, else ``None``.
+
+        The rules are weakest when they find nothing (other) or only a question (ask): on
+        unseen rows most of their misses are refusals and consent requests read that way
+        (docs/diagnostic.md, "A learned model beside the rules"). There, and only there, a
+        different class the model gives at least :data:`LEARNED_THRESHOLD` probability wins;
+        explicit refuse and confirm findings of the rules stand.
+        """
+        rule_class = highest_priority(found)
+        if rule_class is not ActionClass.OTHER and rule_class is not ActionClass.ASK:
+            return None
+        label, probability = shipped_model().predict(text)
+        if label == rule_class.value or probability < LEARNED_THRESHOLD:
+            return None
+        return ActionClass(label), probability
 
     def explain(self, text: Any, has_calls: bool = False) -> Explanation:
         """Why this emission gets its class: rule, cue, sentence, language (:mod:`tooldiag.classify.explain`).

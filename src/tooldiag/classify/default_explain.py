@@ -35,6 +35,7 @@ from tooldiag.classify.default import (
 )
 from tooldiag.classify.explain import Explanation, unattributed
 from tooldiag.classify.language import UNDETERMINED, detect_language
+from tooldiag.classify.learned import shipped_model
 from tooldiag.classify.multilingual import Finding, structural_trace
 from tooldiag.classify.syntax import (
     _FENCE,
@@ -113,6 +114,11 @@ def explain_default(classifier: DefaultClassifier, text: Any, has_calls: bool) -
     if label is ActionClass.TOOL_CALL:
         return plain("text_call:" + text_call_format(text, classifier._p.markers))
     language = detect_language(text)
+    decision = classifier.learned_decision(text, classifier.rule_signals(text)) if classifier.learned else None
+    if decision is not None:
+        # the learned model overrode the rules: its rule name, its probability and the model version
+        cue = f"p={decision[1]:.3f} ({shipped_model().version})"
+        return plain(f"{decision[0].value}:learned_model", cue, language=language)
     if language != "en" and language != UNDETERMINED:
         rules = classifier._language_rules.get(language)
         findings = rules.trace(text) if rules else structural_trace(text)

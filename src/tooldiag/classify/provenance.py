@@ -33,6 +33,9 @@ MATERIAL_COUNT = 10
 #: ``*.json``). The ``llm`` scheme's are its fallback rules': the default scheme's.
 BUILTIN_CUE_FILES: dict[str, tuple[str, ...]] = {
     "default": ("default.json", "lang/"),
+    # the default rules with the learned text model on (DefaultClassifier(learned=True)); its
+    # weights file is hashed in too, so a report names the model version (see cue_digest)
+    "default+learned": ("default.json", "lang/"),
     "llm": ("default.json", "lang/"),
     "paper": ("paper.json",),
 }
@@ -63,6 +66,10 @@ def cue_digest(scheme: str, cue_files: Sequence[str | Path] = ()) -> str | None:
     digest = hashlib.sha256()
     for name, data in builtin:
         digest.update(name.encode("utf-8") + b"\0" + data + b"\0")
+    if scheme == "default+learned":
+        from tooldiag.classify.learned import MODEL_FILE, model_bytes
+
+        digest.update(b"model/" + MODEL_FILE.encode("utf-8") + b"\0" + model_bytes() + b"\0")
     for path in cue_files:
         try:
             data = Path(path).read_bytes()
