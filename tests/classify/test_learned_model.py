@@ -154,3 +154,32 @@ def test_a_cue_extension_turns_the_model_off(tmp_path):
     classifier = DefaultClassifier([ext], learned=True)
     assert classifier.learned is False and classifier.name == "default"
     assert classifier("Is there anything else?", False) is ActionClass.ASK  # the extension decides
+
+
+def test_the_default_learned_scheme_is_reachable_by_name_and_from_the_cli(tmp_path):
+
+    from typer.testing import CliRunner
+
+    from tooldiag.cli.main import app
+
+    text = "Unfortunately that is something our team does not handle."
+    learned = get_classifier("default+learned")
+    assert learned.name == "default+learned" and learned(text, False) is ActionClass.REFUSE
+    lines = tmp_path / "messages.jsonl"
+    lines.write_text(json.dumps({"role": "assistant", "content": text}) + "\n")
+    labels = {}
+    for name in ("default", "default+learned"):
+        result = CliRunner().invoke(app, ["classify", str(lines), "--scheme", name])
+        assert result.exit_code == 0, result.output
+        labels[name] = json.loads(result.stdout.splitlines()[0])["action_class"]
+    assert labels == {"default": "other", "default+learned": "refuse"}
+
+
+def test_the_default_learned_scheme_refuses_cue_files(tmp_path):
+    from tooldiag.classify.registry import SchemeOptions, resolve_classifier
+    from tooldiag.errors import UserError
+
+    cues = tmp_path / "cues.json"
+    cues.write_text("{}")
+    with pytest.raises(UserError, match="takes no --cues"):
+        resolve_classifier("default+learned", SchemeOptions(cue_files=(cues,)))

@@ -62,6 +62,7 @@ from tooldiag.classify.learned import shipped_model
 from tooldiag.classify.multilingual import LanguageRules, structural_signals
 from tooldiag.classify.registry import SchemeOptions, scheme
 from tooldiag.classify.syntax import structured_call_names, text_holds_tool_call
+from tooldiag.errors import UserError
 
 #: With ``learned=True``, the learned model overrides an ask/other reading of the rules at this
 #: probability or more (chosen on batches a and b against the rules before they were tuned on
@@ -877,3 +878,21 @@ def _default_with(cue_files: tuple[str, ...]) -> DefaultClassifier:
 def default_scheme(options: SchemeOptions) -> DefaultClassifier:
     """tooldiag's rules extended by ``options.cue_files``; built once per set of cue files."""
     return _default_with(tuple(str(path) for path in options.cue_files))
+
+
+@lru_cache(maxsize=1)
+def _default_learned() -> DefaultClassifier:
+    return DefaultClassifier(learned=True)
+
+
+@scheme("default+learned")
+def default_learned_scheme(options: SchemeOptions) -> DefaultClassifier:
+    """The rules with the learned text model deciding weak ask/other readings (docs/diagnostic.md,
+    "A learned model beside the rules"): more accurate on never-tuned text, slower, and it takes
+    no cue extensions, since the model would override what the user's cues decide."""
+    if options.cue_files:
+        raise UserError(
+            "--scheme default+learned takes no --cues files (the learned model would override them)",
+            hint="use --scheme default with --cues, or drop --cues",
+        )
+    return _default_learned()

@@ -52,6 +52,7 @@ SchemeFactory = Callable[[SchemeOptions], Classifier]
 _SCHEME_MODULES: dict[str, str] = {
     "paper": "tooldiag.classify.paper",
     "default": "tooldiag.classify.default",
+    "default+learned": "tooldiag.classify.default",
     "llm": "tooldiag.classify.llm",
 }
 

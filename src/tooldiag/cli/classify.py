@@ -22,7 +22,8 @@ Schemes = Annotated[
     typer.Option(
         "--scheme",
         "-s",
-        help="paper (the paper's released classifier), default (tooldiag's), or llm (a judge model; see --judge). "
+        help="paper (the paper's released classifier), default (tooldiag's rules), default+learned (the rules "
+        "with a learned text model: more accurate, slower), or llm (a judge model; see --judge). "
         "Repeatable with --evaluate.",
     ),
 ]

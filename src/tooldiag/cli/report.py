@@ -34,7 +34,10 @@ Out = Annotated[
 Scheme = Annotated[
     str,
     typer.Option(
-        "--scheme", "-s", help="Classifier: default (tooldiag's), paper (reproduces the paper's tables) or llm."
+        "--scheme",
+        "-s",
+        help="Classifier: default (tooldiag's rules), default+learned (rules + a learned text model), "
+        "paper (reproduces the paper's tables) or llm.",
     ),
 ]
 MaskingPp = Annotated[
