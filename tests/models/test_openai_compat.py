@@ -159,7 +159,15 @@ def test_odd_metadata_keeps_the_answer():
 
 @pytest.mark.parametrize(
     "body",
-    [[], {"choices": []}, {"choices": [{"text": "completion-style"}]}, {"choices": [{"message": {"tool_calls": 3}}]}],
+    [
+        [],
+        {"choices": []},
+        {"choices": [{"text": "completion-style"}]},
+        {"choices": [{"message": {"tool_calls": 3}}]},
+        # a content part whose text is null (found by the nightly fuzz profile: it raised TypeError)
+        {"choices": [{"message": {"content": [{"type": "text", "text": None}]}}]},
+        {"choices": [{"message": {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": 3}]}}]},
+    ],
 )
 def test_non_chat_bodies_are_malformed(body):
     with pytest.raises(ValueError):

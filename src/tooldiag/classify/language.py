@@ -184,7 +184,9 @@ def detect_language(text: str) -> str:
         for opener in _OPENERS:
             if opener in sample:
                 sample = sample.replace(opener, " ")
-    hits: frozenset[bytes] = _VOCABULARY.intersection(sample.encode().translate(_WORD_BYTES).split())
+    hits: frozenset[bytes] = _VOCABULARY.intersection(
+        sample.encode("utf-8", "surrogatepass").translate(_WORD_BYTES).split()
+    )
     # one byte per language: the packed sum's fields, read without a Python loop
     packed = sum(map(_PACKED.__getitem__, hits)).to_bytes(len(_TIE_ORDER), "little")
     if marks:

@@ -117,9 +117,9 @@ def _content_text(content: Any) -> str | None:
         return content
     if isinstance(content, list):
         parts = [p.get("text", "") if isinstance(p, dict) else str(p) for p in content]
-        bad = next((part for part in parts if not isinstance(part, str)), None)
-        if bad is not None:
-            raise MalformedResponse(f"a content part's text is a {type(bad).__name__}, not a string")
+        for part in parts:  # a None text too (``next(..., None)`` would not tell it from "none found")
+            if not isinstance(part, str):
+                raise MalformedResponse(f"a content part's text is a {type(part).__name__}, not a string")
         return "".join(parts)
     raise MalformedResponse(f"message content is a {type(content).__name__}")
 

@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 
 import ijson
 
-from tooldiag.errors import UserError
+from tooldiag.errors import UserError, repair_text, repair_value
 
 #: Largest file re-read with the standard library to pinpoint a syntax error.
 EXACT_POSITION_LIMIT = 1 << 30
@@ -94,15 +94,23 @@ class _TooDeep(Exception):
     """Nesting beyond :data:`MAX_DEPTH`; turned into a :class:`UserError` naming the file."""
 
 
+def _repaired(event: str, value: Any) -> Any:
+    """A string or key with its lone surrogates (a ``\\ud800`` escape decodes to one) replaced by
+    U+FFFD, so nothing downstream (the classifier, stdout) meets text Python cannot encode."""
+    if event in ("string", "map_key") and not value.isascii():
+        return repair_text(value)[0]
+    return value
+
+
 def _build(event: str, value: Any, events: Iterator[tuple[str, Any]], depth: int) -> Any:
     """The value that starts with ``event`` (``depth`` containers already open around it)."""
     builder = ijson.ObjectBuilder()
-    builder.event(event, value)
+    builder.event(event, _repaired(event, value))
     start = depth
     depth += 1 if event in _STARTS else 0
     while depth > start:
         event, value = next(events)
-        builder.event(event, value)
+        builder.event(event, _repaired(event, value))
         if event in _STARTS:
             depth += 1
             if depth > MAX_DEPTH:
@@ -228,7 +236,7 @@ def load_json_file(path: Path) -> Any:
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror})", hint="check the path") from None
     try:
-        return json.loads(data)
+        value = json.loads(data)
     except json.JSONDecodeError as err:
         raise UserError(
             f"{path}: invalid JSON at line {err.lineno}, column {err.colno} "
@@ -244,3 +252,4 @@ def load_json_file(path: Path) -> Any:
         raise UserError(f"{path}: JSON nested too deeply to read", hint=TRUNCATION_HINT) from None
     except ValueError as err:  # e.g. an integer of more digits than int() converts
         raise UserError(f"{path}: unreadable JSON value ({err})", hint=TRUNCATION_HINT) from None
+    return repair_value(value)[0]  # lone surrogates (``\\ud800`` escapes) become U+FFFD, as in the stream
