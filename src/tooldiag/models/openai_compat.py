@@ -362,6 +362,10 @@ def lean_origin(base_url: str) -> Origin | None:
     parts = urlsplit(base_url)
     if parts.scheme != "http" or not parts.hostname:
         return None
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:  # e.g. the driver's copy of an --endpoint-per-node template ("{label:port}")
+        return None
     local = parts.hostname in ("127.0.0.1", "localhost", "::1")
     if not local:
         proxies = urllib.request.getproxies()
