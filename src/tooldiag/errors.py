@@ -24,6 +24,19 @@ class UserError(Exception):
     def __str__(self) -> str:
         return f"{self.message} ({self.hint})" if self.hint else self.message
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled whole (hint and any subclass fields), so an error raised in a worker process or a
+        Ray task reaches the driver's ``error:`` line with its fix; ``Exception`` would keep only
+        ``args`` and rebuild through ``__init__``, whose signature subclasses change."""
+        return (_rebuild_user_error, (type(self), self.args, dict(self.__dict__)))
+
+
+def _rebuild_user_error(cls: type[UserError], args: tuple[Any, ...], state: dict[str, Any]) -> UserError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
 
 class UnknownModelError(UserError):
     """A model string that no registered provider resolves."""
