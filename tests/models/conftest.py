@@ -23,6 +23,18 @@ def _private_cache_dir(tmp_path, monkeypatch) -> None:
 
 
 @pytest.fixture
+def fast_retry_policy(monkeypatch) -> None:
+    """Millisecond backoff for calls built from CLI-level options (the CLI has no option for it):
+    for tests that drive whole runs rather than a backend built with :func:`options_for`."""
+    from tooldiag.models.retry import RetryPolicy
+
+    monkeypatch.setattr(
+        "tooldiag.models.network.policy_from_options",
+        lambda max_retries, extra: RetryPolicy(max_retries=max_retries, base_delay_s=0.001, max_delay_s=0.01),
+    )
+
+
+@pytest.fixture
 def server() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer() as fake:
         yield fake

@@ -20,7 +20,6 @@ import pytest
 
 from tests.support.fault_server import CONTENT_FAULTS, TRANSPORT_FAULTS, FaultServer
 from tooldiag.cli.main import main
-from tooldiag.models.retry import RetryPolicy
 from tooldiag.store import RunStore
 from tooldiag.suites.judgebench.store import JudgeBenchStore
 
@@ -42,15 +41,7 @@ VERDICT = (
 )
 
 
-@pytest.fixture(autouse=True)
-def _fast_retries(monkeypatch, tmp_path):
-    """Millisecond backoff (the CLI has no option for it) and a private response cache."""
-    monkeypatch.setattr(
-        "tooldiag.models.network.policy_from_options",
-        lambda max_retries, extra: RetryPolicy(max_retries=max_retries, base_delay_s=0.001, max_delay_s=0.01),
-    )
-    monkeypatch.setenv("TOOLDIAG_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+pytestmark = pytest.mark.usefixtures("fast_retry_policy")  # cache dir and env: tests/models/conftest.py
 
 
 def cli(*args: object) -> int:

@@ -15,7 +15,6 @@ import pytest
 from tests.models.test_hostile_server import VERDICT, cli, run_bfcl, stored
 from tests.support.fault_server import FaultServer
 from tooldiag.cli.main import main
-from tooldiag.models.retry import RetryPolicy
 from tooldiag.suites.bfcl.runner import RESPONSE_CAP_NOTE
 from tooldiag.suites.judgebench.store import JudgeBenchStore
 
@@ -23,14 +22,7 @@ BODY = 300_000  # every answer of the server is padded to this size
 SMALL, LARGE = 200_000, 1_000_000
 
 
-@pytest.fixture(autouse=True)
-def _fast_retries(monkeypatch, tmp_path):
-    monkeypatch.setattr(
-        "tooldiag.models.network.policy_from_options",
-        lambda max_retries, extra: RetryPolicy(max_retries=max_retries, base_delay_s=0.001, max_delay_s=0.01),
-    )
-    monkeypatch.setenv("TOOLDIAG_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+pytestmark = pytest.mark.usefixtures("fast_retry_policy")  # cache dir and env: tests/models/conftest.py
 
 
 def test_a_bfcl_resume_under_a_larger_cap_asks_the_refused_cases_again(tmp_path, capsys):
