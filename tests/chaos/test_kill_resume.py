@@ -5,8 +5,10 @@ Each start is a ``fork`` of this process running :func:`tooldiag.cli.main.main` 
 imports and BFCL's data are loaded once, here, so a start costs milliseconds, not an
 interpreter). The kill points are drawn from ``random.Random(SEED)``: right after the run
 directory appears, right after ``run.sqlite`` appears (during store creation), or after a
-uniform delay. A run that finishes before the next kill ends its episode; episodes go on,
-each in a fresh run directory, until at least :data:`MIN_KILLS` kills hit a live process.
+uniform delay. A run that finishes before the next kill ends its episode, and so does the start after
+:data:`KILLS_PER_EPISODE` kills, which is left to finish (so no timing decides whether the
+test ends); episodes go on, each in a fresh run directory, until at least :data:`MIN_KILLS`
+kills hit a live process.
 Every episode's final ``export --format jsonl`` and ``report --format md`` must equal the
 uninterrupted run's, after :func:`_normalized` removes what a kill changes by design:
 
@@ -42,6 +44,9 @@ COMMAND = ["run", "bfcl", "--model", "ref/oracle", "--categories", "base", "--li
 VOLATILE_KEYS = frozenset({"latency_s", "latency", "timestamp", "updated_at", "created_at", "wall_s"})
 #: Run-summary columns that measure time (module docstring).
 VOLATILE_COLUMNS = ("Latency", "Wall")
+#: Kills in one episode before its last start runs to the end: on a loaded machine a start may
+#: need longer than any drawn delay, and the episode must end whatever the machine's speed.
+KILLS_PER_EPISODE = 8
 #: Longest one start may take before the test calls it a hang.
 START_TIMEOUT_S = 120.0
 
@@ -97,14 +102,16 @@ def _wait_for(path: Path, process: multiprocessing.process.BaseProcess) -> None:
         time.sleep(0.0005)
 
 
-def _start_and_kill(run_dir: Path, rng: random.Random) -> str | None:
+def _start_and_kill(run_dir: Path, rng: random.Random, *, kill: bool = True) -> str | None:
     """One start killed at a drawn point: the point's kind when the kill hit a live process, ``None`` when the
-    start finished first (the run is complete)."""
+    start finished first (the run is complete). ``kill=False``: the start runs to its end."""
     process = multiprocessing.get_context("fork").Process(target=_child, args=(str(run_dir),))
     point = rng.choice(["run_dir", "store", "delay", "delay", "delay"])
     delay = rng.uniform(0.0, 0.6)
     process.start()
-    if point == "run_dir":
+    if not kill:
+        process.join(START_TIMEOUT_S)
+    elif point == "run_dir":
         _wait_for(run_dir, process)
     elif point == "store":
         _wait_for(run_dir / "run.sqlite", process)
@@ -134,8 +141,10 @@ def test_runs_killed_at_20_random_points_end_as_an_uninterrupted_run(tmp_path):
     while kills.total() < MIN_KILLS:
         episodes += 1
         run_dir = tmp_path / f"episode-{episodes}"
-        while (point := _start_and_kill(run_dir, rng)) is not None:
+        in_episode = 0
+        while (point := _start_and_kill(run_dir, rng, kill=in_episode < KILLS_PER_EPISODE)) is not None:
             kills[point] += 1
+            in_episode += 1
         assert _normalized(run_dir) == expected, f"episode {episodes} (kills so far: {dict(kills)}) differs"
     # the kills hit every kind of point, the creation of the run directory and of its store included
     assert kills.keys() == {"run_dir", "store", "delay"}, dict(kills)
