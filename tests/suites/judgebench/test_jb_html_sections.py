@@ -20,6 +20,7 @@ import tooldiag
 from tests.suites.judgebench.test_human_labels import hard_labels, write_jsonl
 from tests.suites.judgebench.test_jb_stability import hand_store
 from tests.suites.judgebench.test_probes import L, P, _frame
+from tests.support.browser import external_references
 from tests.support.html_tables import ParsedTable, parse_html
 from tooldiag.models import resolve_model
 from tooldiag.suites.judgebench.analysis import AnalysisSettings, JudgeBenchReport
@@ -116,7 +117,20 @@ def test_bias_probe_tables(probed, tmp_path):
     for name in present:
         assert_same_as_json(tables, records, name)
     page = (tmp_path / "out" / "report.html").read_text("utf-8")
-    assert "Order probe: verdict change rate" in page and "http://" not in page and "https://" not in page
+    assert "Order probe: verdict change rate" in page and external_references(page) == []
+
+
+def test_probe_page_renders_in_the_browser_and_fetches_nothing(probed, tmp_path):
+    """Headless Chromium (skips, saying why, where there is none): the new tables are in the DOM, no request made."""
+    from tests.support.browser import dump_dom, page_requests, read_dom, recording_proxy
+
+    write_report(analyze(load_evaluations(probed), FAST, bias_inputs=load_bias_inputs(probed)), tmp_path, ("html",))
+    with recording_proxy() as proxy:
+        dom = read_dom(dump_dom(tmp_path / "report.html", proxy=proxy), DATA_TABLES["order_change"])
+        with proxy.lock:
+            requests = page_requests(list(proxy.requests))
+    assert requests == [] and "Judge reliability" in dom.headings
+    assert dom.table_found and len(dom.rows) == 2  # ref/jb-exact and ref/jb-order, one condition
 
 
 def test_self_preference_family_table(tmp_path):

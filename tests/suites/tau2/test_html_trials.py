@@ -79,3 +79,18 @@ def test_trials_table_shows_the_jsons_numbers(trials_path, capsys):
 def test_one_trial_page_has_no_trials_table(tmp_path, capsys):
     page = _diagnose(write_banking(tmp_path), "html", capsys)
     assert TRIALS_TABLE not in page and "Trials:" not in page and 'id="tau2-consent"' in page
+
+
+def test_trials_page_passes_the_browser_check(trials_path, capsys):
+    """The page with the trials table renders in headless Chromium, fetches nothing, and its filters work.
+
+    The fixture's writes: 2 of the 4 passed without a consent request (masked), so the filter selects some rows.
+    """
+    from tests.support.browser import check_report_in_browser
+
+    page = _diagnose(trials_path, "html", capsys)
+    assert 'id="tau2-trials"' in page
+    facts = check_report_in_browser(
+        trials_path.with_suffix(".html"), ["tau2-bench"], "tau2-writes", "verdict", "masked"
+    )
+    assert (facts.rows, facts.matching_rows) == (4, 2)
