@@ -4,7 +4,10 @@
 into one :class:`~tooldiag.report.html.Section`: alignment by difficulty per judge with and
 without the reference (Fig. 8 style, every cell with its bootstrap CI), per metric, per DAG
 topology, the GT lift with its paired CI, the inter-judge kappa heatmap, the pairwise confusion
-matrices and the decision guide. Each figure sits above the table of the numbers it draws (the
+matrices and the decision guide; then, when the run holds their data, the human-label tables (App. G
+agreement, inter-rater kappa, alignment against human verdicts, human-calibrated pass rates), the
+stability of repeated draws and the bias probes (order change, length bias, self-preference by
+family), as the markdown shows them. Each figure sits above the table of the numbers it draws (the
 report's own frame, so the page and ``report.md`` never disagree). :func:`judge_summary` says in
 plain sentences which judge to trust at which difficulty, for a summary beside the agent's profile.
 
@@ -348,6 +351,41 @@ def _figure_blocks(report: JudgeBenchReport, judges: list[str]) -> list[str]:
     return blocks
 
 
+#: The tables the analysis adds only when their data is there, in report order, with their HTML ids: human /
+#: audit labels (paper 000 App. G), repeated draws (``judge --samples K``) and the bias probes.
+DATA_TABLES: dict[str, str] = {
+    "human_agreement": "jb-human-agreement",
+    "human_kappa": "jb-human-kappa",
+    "human_alignment": "jb-human-alignment",
+    "human_corrected_rates": "jb-human-corrected",
+    "stability": "jb-stability",
+    "order_change": "jb-order-change",
+    "length_bias": "jb-length-bias",
+    "self_preference_family": "jb-self-preference-family",
+}
+#: Coefficients in [-1, 1] shown with three decimals, as the markdown shows kappa and alpha.
+_COEFFICIENTS = {"kappa": ".3f", "alpha": ".3f"}
+
+
+def _data_blocks(report: JudgeBenchReport) -> list[str]:
+    """Each of :data:`DATA_TABLES` the report holds, under the markdown's heading and note, with its numbers.
+
+    The frames are the report's own (what ``report.md`` and ``report.json`` print): nothing is recomputed.
+    """
+    from tooldiag.suites.judgebench.bias import BIAS_FORMATS
+    from tooldiag.suites.judgebench.report import SECTIONS
+
+    blocks = []
+    for name, table_id in DATA_TABLES.items():
+        if not _present(report, name):
+            continue
+        frame = report.tables[name]
+        digits = {c: f for c, f in _COEFFICIENTS.items() if c in frame.columns} | BIAS_FORMATS.get(name, {})
+        heading, note = SECTIONS[name]
+        blocks.append(_block(heading, note, _table(frame, table_id, heading, digits)))
+    return blocks
+
+
 def judge_section(report: JudgeBenchReport, *, section_id: str = "judges", title: str = "Judge reliability") -> Section:
     """The whole judge section (module docstring): the summary, the decision guide, then the figures."""
     from tooldiag.suites.judgebench.report import SECTIONS
@@ -368,9 +406,10 @@ def judge_section(report: JudgeBenchReport, *, section_id: str = "judges", title
         guide = _table(_guide_frame(report), "jb-guide", "Decision guide")
         body.append(_block(*SECTIONS["decision_guide"], guide))
     figures = _figure_blocks(report, judges)
-    if not figures:
+    data = _data_blocks(report)
+    if not figures and not data:
         figures = [note_html("The analysis holds no tables to draw.", "warn")]
-    return Section(id=section_id, title=title, body="".join(body + figures))
+    return Section(id=section_id, title=title, body="".join(body + figures + data))
 
 
 def judgebench_page(report: JudgeBenchReport, title: str = "Judge reliability report") -> str:

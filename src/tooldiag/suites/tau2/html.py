@@ -1,7 +1,8 @@
 """The tau2 section of the HTML report: Table 2 with its figure, Table 3, and every write with its evidence.
 
 :func:`tau2_section` shows paper 001 Table 2 (GAR and Acc per task class, Wilson 95 % CIs) as a
-figure above the table of its numbers, Table 3 (consent before database writes), and one row per
+figure above the table of its numbers, the spread over trials with pass^k and flip rates (results
+with several trials per task, :mod:`.trials`), Table 3 (consent before database writes), and one row per
 write-tool call with its verdict and the messages that decided it: the agent's consent request
 (or the last agent message before the user's reply, when it asked nothing) and the user's answer,
 as excerpts. The write rows carry ``data-verdict`` (the case verdict: ok, masked, ...) and
@@ -20,7 +21,15 @@ from typing import TYPE_CHECKING, Any
 from tooldiag.metrics.cases import CaseRow, Verdict
 from tooldiag.report.html import Section, esc, figure_html, note_html, render_page, table_html
 from tooldiag.report.table import Column, Table
-from tooldiag.suites.tau2.formats import _TABLE2_NOTE, _TABLE3_NOTE, _class_table, _pass_hat_k_table, _table3_table
+from tooldiag.suites.tau2.formats import (
+    _TABLE2_NOTE,
+    _TABLE3_NOTE,
+    _TRIALS_NOTE,
+    _class_table,
+    _pass_hat_k_table,
+    _table3_table,
+    _trials_table,
+)
 from tooldiag.suites.tau2.report import ClassCell, Tau2Report, WriteEvent
 from tooldiag.suites.tau2.report import Verdict as ConsentVerdict
 
@@ -30,6 +39,7 @@ if TYPE_CHECKING:
 #: Characters of a message shown in a write row (the rest is cut with an ellipsis).
 EXCERPT_CHARS = 240
 WRITES_TABLE = "tau2-writes"
+TRIALS_TABLE = "tau2-trials"
 
 
 def excerpt(text: str | None, limit: int = EXCERPT_CHARS) -> str:
@@ -160,7 +170,7 @@ def _headline(report: Tau2Report, rows: Sequence[CaseRow]) -> list[str]:
 def tau2_section(
     report: Tau2Report, write_rows: Sequence[CaseRow], *, section_id: str = "tau2", title: str = "tau2-bench"
 ) -> Section:
-    """Table 2 with its figure, Table 3, pass^k, and the write rows with their messages and filters."""
+    """Table 2 with its figure, pass^k, the trials table (several trials), Table 3, the write rows with filters."""
     body = _headline(report, write_rows)
     if report.table2:
         body += [
@@ -174,6 +184,12 @@ def tau2_section(
                        caption="Table 2b: split by writes"),
             table_html(_pass_hat_k_table(report), table_id="tau2-pass-k", caption="pass^k and terminations"),
         ]  # fmt: skip
+    if report.trials:  # only results whose tasks ran several trials (the markdown's "Trials" section)
+        body += [
+            "<h3>Trials: spread, pass^k and flip rates</h3>",
+            note_html(_TRIALS_NOTE),
+            table_html(_trials_table(report), table_id=TRIALS_TABLE, caption="Over the trials of each task"),
+        ]
     body += [
         "<h3>Table 3: confirmation before database writes</h3>",
         note_html(_TABLE3_NOTE),
