@@ -527,6 +527,31 @@ class RunStore:
             if record is not None:
                 yield record
 
+    def iter_stored_trajectories(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """``(status, trajectory as plain JSON)`` of every stored draw, in no set order.
+
+        Why not :meth:`iter_samples`: a reader of a few fields of every case (the run summary,
+        :mod:`tooldiag.store.usage`) skips rebuilding each trajectory as pydantic models, most
+        of the cost of reading a store. A row that is not zlib-compressed JSON of an object is a
+        :class:`StoreError` naming the case, as in :meth:`get_case`.
+        """
+        query = "SELECT case_id, status, trajectory FROM {}"
+        with self._lock:
+            rows = self._conn.execute(query.format("cases")).fetchall()
+            if self._has_samples():
+                rows += self._conn.execute(query.format("samples")).fetchall()
+        for case_id, status, blob in rows:
+            try:
+                trajectory = json.loads(zlib.decompress(blob))
+                if not isinstance(trajectory, dict):
+                    raise ValueError("the trajectory is not a JSON object")
+            except Exception as exc:  # noqa: BLE001 - whatever the damage, one line naming the case
+                detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+                raise StoreError(
+                    f"case {case_id} in {self.run_dir} is unreadable ({detail})", hint="the store is damaged"
+                ) from None
+            yield status, trajectory
+
     def finished_ids(self) -> set[str]:
         """Ids of graded cases (``error`` rows are not finished: they are retried)."""
         with self._lock:

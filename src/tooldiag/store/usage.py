@@ -21,12 +21,21 @@ Definitions (docs/evidence.md, "Run summary"):
 * ``error_rows``: cases stored as infrastructure errors (retried on resume);
 * ``wall_s``: the sum of the sessions' wall times (up to each session's last stored case
   when it was killed); ``sessions``: how many writing invocations were recorded.
+
+Why two readers and one sum: the summary at the end of ``run`` reads every stored case, and
+rebuilding each trajectory as pydantic models only to read five fields of each emission cost
+about 0.4 ms per request (issue 16, bench/README.md "Fourth pass"). So the store's rows are read
+as plain JSON (:meth:`~tooldiag.store.RunStore.iter_stored_trajectories`) and
+:func:`stored_emission_figures` takes each emission's figures from the dicts, with the model's
+defaults for fields a store written before them lacks; :func:`model_emission_figures` takes the
+same figures from trajectories already read as models (the report). Both feed the one sum,
+:func:`_summarize`, so the two paths cannot drift apart.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,42 +130,97 @@ def _add(total: int | None, value: int | None) -> int | None:
     return value if total is None else total + value
 
 
-def summarize_usage(
-    trajectories: Iterable[CaseTrajectory], *, error_rows: int = 0, sessions: Sequence[dict[str, Any]] = ()
+#: What the summary reads of one emission: ``(injected, cached, retries by kind, usage, latency_s)``,
+#: ``usage`` as ``(input_tokens, output_tokens)`` or ``None`` when the emission reported none.
+EmissionFigures = tuple[bool, bool, Mapping[str, int], tuple[int | None, int | None] | None, float | None]
+
+
+def model_emission_figures(trajectory: CaseTrajectory) -> Iterator[EmissionFigures]:
+    """The figures of every emission of a trajectory read as models, in order."""
+    for turn in trajectory.turns:
+        for step in turn.steps:
+            emission = step.emission
+            usage = emission.usage
+            yield (
+                emission.injected,
+                emission.cached,
+                emission.retries,
+                None if usage is None else (usage.input_tokens, usage.output_tokens),
+                emission.latency_s,
+            )
+
+
+def stored_emission_figures(trajectory: Mapping[str, Any]) -> Iterator[EmissionFigures]:
+    """The same figures from a stored trajectory's JSON (``json.loads`` of it): a field absent
+    (a store written before it existed) reads as the model's default, as validation would."""
+    for turn in trajectory.get("turns") or ():
+        for step in turn.get("steps") or ():
+            emission = step["emission"]
+            usage = emission.get("usage")
+            yield (
+                bool(emission.get("injected", False)),
+                bool(emission.get("cached", False)),
+                emission.get("retries") or {},
+                None if usage is None else (usage.get("input_tokens"), usage.get("output_tokens")),
+                emission.get("latency_s"),
+            )
+
+
+def _summarize(
+    cases: Iterable[Iterable[EmissionFigures]], *, error_rows: int, sessions: Sequence[dict[str, Any]]
 ) -> UsageSummary:
-    """The summary of stored ``trajectories`` (one per case) and the store's ``sessions``."""
+    """The one sum behind both readers: ``cases`` yields each stored case's emission figures."""
     summary = UsageSummary(error_rows=error_rows, sessions=len(sessions))
     latencies: list[float] = []
-    for trajectory in trajectories:
+    for emissions in cases:
         summary.cases += 1
-        for turn in trajectory.turns:
-            for step in turn.steps:
-                emission = step.emission
-                if emission.injected:
-                    continue
-                summary.requests += 1
-                for kind, count in emission.retries.items():
-                    summary.retries[kind] = summary.retries.get(kind, 0) + int(count)
-                if emission.cached:
-                    summary.cache_hits += 1
-                    continue
-                if emission.usage is not None:
-                    summary.input_tokens = _add(summary.input_tokens, emission.usage.input_tokens)
-                    summary.output_tokens = _add(summary.output_tokens, emission.usage.output_tokens)
-                if emission.latency_s is not None:
-                    latencies.append(emission.latency_s)
+        for injected, cached, retries, usage, latency_s in emissions:
+            if injected:
+                continue
+            summary.requests += 1
+            for kind, count in retries.items():
+                summary.retries[kind] = summary.retries.get(kind, 0) + int(count)
+            if cached:
+                summary.cache_hits += 1
+                continue
+            if usage is not None:
+                summary.input_tokens = _add(summary.input_tokens, usage[0])
+                summary.output_tokens = _add(summary.output_tokens, usage[1])
+            if latency_s is not None:
+                latencies.append(float(latency_s))
     summary.latency_median_s = percentile(latencies, 50)
     summary.latency_p95_s = percentile(latencies, 95)
     summary.wall_s = sum(float(session.get("wall_s") or 0.0) for session in sessions)
     return summary
 
 
+def summarize_usage(
+    trajectories: Iterable[CaseTrajectory], *, error_rows: int = 0, sessions: Sequence[dict[str, Any]] = ()
+) -> UsageSummary:
+    """The summary of stored ``trajectories`` (one per case) and the store's ``sessions``."""
+    return _summarize(
+        (model_emission_figures(trajectory) for trajectory in trajectories), error_rows=error_rows, sessions=sessions
+    )
+
+
 def usage_summary(store: Any, records: Iterable[Any] | None = None) -> UsageSummary:
     """The summary of a :class:`~tooldiag.store.RunStore`; ``records`` (its
     :meth:`~tooldiag.store.RunStore.iter_cases`, already read by the caller) saves a second read.
     Without ``records`` every stored draw counts (:meth:`~tooldiag.store.RunStore.iter_samples`:
-    with ``--repeats`` each draw paid its own requests); "cases stored" then counts draws."""
-    records = list(store.iter_samples() if records is None else records)
+    with ``--repeats`` each draw paid its own requests); "cases stored" then counts draws, read
+    as plain JSON (module docstring). A stored trajectory whose shape the JSON reader cannot walk
+    is read again through the models, which name the damaged case."""
+    if records is None:
+        rows = list(store.iter_stored_trajectories())
+        try:
+            return _summarize(
+                (stored_emission_figures(trajectory) for _, trajectory in rows),
+                error_rows=sum(1 for status, _ in rows if status != "done"),
+                sessions=store.sessions(),
+            )
+        except (AttributeError, KeyError, TypeError, ValueError):
+            records = store.iter_samples()
+    records = list(records)
     return summarize_usage(
         (record.trajectory for record in records),
         error_rows=sum(1 for record in records if record.status != "done"),
