@@ -225,6 +225,54 @@ def test_the_oracle_on_ray_grades_all_800_cases_as_the_local_executor(cluster, t
 
 
 @pytest.mark.slow
+def test_all_800_cases_through_two_faulty_endpoints_are_graded_once(cluster, tmp_path):
+    """The Must-hold's run of all 800 cases against two fake servers with 5 % injected faults: the
+    servers replay ``ref/oracle``'s answers (one table, a namespace per category, so one run per
+    category), and every case is stored once, done and passed, on Ray."""
+    cases = load_cases(None)
+    assert len(cases) == ORACLE_CASES
+    recorder = asyncio.run(record_policy(cases))
+    assert not recorder.conflicts
+    servers = [
+        FakeOpenAIServer(
+            responder=recorder.table,
+            record=False,
+            faults=FaultSpec(
+                rate_429=0.0125, rate_500=0.0125, rate_malformed=0.0125, rate_stall=0.0125, stall_s=0.05, seed=seed
+            ),
+        )
+        for seed in (3, 4)
+    ]
+    graded: dict[str, tuple[str, bool]] = {}
+    with servers[0], servers[1]:
+        for category in sorted({case.category for case in cases}):
+            run_dir = tmp_path / category
+            summary = run_bfcl(
+                "openai/replay",
+                run_dir,
+                categories=[category],
+                options=ModelOptions(cache=False, concurrency=8),
+                executor="ray",
+                ray_address=cluster.address,
+                base_urls=[f"{server.root_url}/{category}/v1" for server in servers],
+            )
+            assert summary.errors == [] and summary.endpoints == 2
+            rows, sessions = _stored_once(run_dir)
+            assert rows == sessions == summary.ran  # none stored twice
+            store = RunStore.open(run_dir)
+            try:
+                for record in store.iter_cases():
+                    assert record.case_id not in graded
+                    graded[record.case_id] = (record.status, bool(record.passed))
+            finally:
+                store.close()
+        injected = sum(count for server in servers for kind, count in server.outcomes.items() if kind != "ok")
+    assert injected > 0, [server.outcomes for server in servers]  # faults were injected (and retried)
+    assert sorted(graded) == sorted(case.id for case in cases)  # every case once
+    assert all(status == "done" and passed for status, passed in graded.values())  # 800/800
+
+
+@pytest.mark.slow
 def test_two_faulty_endpoints_grade_every_case_once(cluster, tmp_path, replay_table, whole_run):
     servers = [
         FakeOpenAIServer(
