@@ -57,7 +57,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from tooldiag import sqlite
 from tooldiag.errors import StoreError
@@ -134,6 +134,15 @@ class CaseRecord:
     trajectory: CaseTrajectory
     #: Which draw of the case this is (``--repeats``): 0 for the first (and a one-draw run's only) one.
     sample: int = 0
+
+
+class StoredDraw(NamedTuple):
+    """One stored draw read without the models (:meth:`RunStore.iter_stored_trajectories`)."""
+
+    case_id: str
+    sample: int
+    status: str
+    trajectory: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -527,20 +536,20 @@ class RunStore:
             if record is not None:
                 yield record
 
-    def iter_stored_trajectories(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        """``(status, trajectory as plain JSON)`` of every stored draw, in no set order.
+    def iter_stored_trajectories(self) -> Iterator[StoredDraw]:
+        """Every stored draw with its trajectory as plain JSON (:class:`StoredDraw`), in no set order.
 
         Why not :meth:`iter_samples`: a reader of a few fields of every case (the run summary,
-        :mod:`tooldiag.store.usage`) skips rebuilding each trajectory as pydantic models, most
-        of the cost of reading a store. A row that is not zlib-compressed JSON of an object is a
-        :class:`StoreError` naming the case, as in :meth:`get_case`.
+        :mod:`tooldiag.store.usage`; the notes a resume checks) skips rebuilding each trajectory
+        as pydantic models, most of the cost of reading a store. A row that is not
+        zlib-compressed JSON of an object is a :class:`StoreError` naming the case, as in
+        :meth:`get_case`.
         """
-        query = "SELECT case_id, status, trajectory FROM {}"
         with self._lock:
-            rows = self._conn.execute(query.format("cases")).fetchall()
+            rows = self._conn.execute("SELECT case_id, 0, status, trajectory FROM cases").fetchall()
             if self._has_samples():
-                rows += self._conn.execute(query.format("samples")).fetchall()
-        for case_id, status, blob in rows:
+                rows += self._conn.execute("SELECT case_id, sample, status, trajectory FROM samples").fetchall()
+        for case_id, sample, status, blob in rows:
             try:
                 trajectory = json.loads(zlib.decompress(blob))
                 if not isinstance(trajectory, dict):
@@ -550,7 +559,7 @@ class RunStore:
                 raise StoreError(
                     f"case {case_id} in {self.run_dir} is unreadable ({detail})", hint="the store is damaged"
                 ) from None
-            yield status, trajectory
+            yield StoredDraw(case_id, sample, status, trajectory)
 
     def finished_ids(self) -> set[str]:
         """Ids of graded cases (``error`` rows are not finished: they are retried)."""

@@ -214,8 +214,8 @@ def usage_summary(store: Any, records: Iterable[Any] | None = None) -> UsageSumm
         rows = list(store.iter_stored_trajectories())
         try:
             return _summarize(
-                (stored_emission_figures(trajectory) for _, trajectory in rows),
-                error_rows=sum(1 for status, _ in rows if status != "done"),
+                (stored_emission_figures(row.trajectory) for row in rows),
+                error_rows=sum(1 for row in rows if row.status != "done"),
                 sessions=store.sessions(),
             )
         except (AttributeError, KeyError, TypeError, ValueError):

@@ -105,10 +105,11 @@ def refused_under_a_smaller_cap(store: RunStore, cap: int) -> set[tuple[str, int
     """``(case_id, sample)`` of the draws a reply over a size cap smaller than ``cap`` ended:
     finished under that cap, to be run again under this one."""
     units: set[tuple[str, int]] = set()
-    for record in store.iter_samples():
-        refused_at = record.trajectory.notes.get(RESPONSE_CAP_NOTE)
+    for row in store.iter_stored_trajectories():  # only the notes: no models rebuilt at every resume
+        notes = row.trajectory.get("notes")
+        refused_at = notes.get(RESPONSE_CAP_NOTE) if isinstance(notes, dict) else None
         if isinstance(refused_at, int) and refused_at < cap:
-            units.add((record.case_id, record.sample))
+            units.add((row.case_id, row.sample))
     return units
 
 
