@@ -165,6 +165,15 @@ def whole_run(replay_table, tmp_path_factory) -> Reference:
     return Reference(rows, requests)
 
 
+def _faulty_servers(table: Any, *, seeds: tuple[int, ...], stall_s: float) -> list[FakeOpenAIServer]:
+    """One replaying fake server per seed, each with 5 % injected faults (429, 500, malformed, stall)."""
+    faults = {"rate_429": 0.0125, "rate_500": 0.0125, "rate_malformed": 0.0125, "rate_stall": 0.0125}
+    return [
+        FakeOpenAIServer(responder=table, record=False, faults=FaultSpec(**faults, stall_s=stall_s, seed=seed))
+        for seed in seeds
+    ]
+
+
 def _http_options(server: FakeOpenAIServer, concurrency: int = 4) -> ModelOptions:
     return ModelOptions(base_url=_url(server), cache=False, concurrency=concurrency)
 
@@ -233,16 +242,7 @@ def test_all_800_cases_through_two_faulty_endpoints_are_graded_once(cluster, tmp
     assert len(cases) == ORACLE_CASES
     recorder = asyncio.run(record_policy(cases))
     assert not recorder.conflicts
-    servers = [
-        FakeOpenAIServer(
-            responder=recorder.table,
-            record=False,
-            faults=FaultSpec(
-                rate_429=0.0125, rate_500=0.0125, rate_malformed=0.0125, rate_stall=0.0125, stall_s=0.05, seed=seed
-            ),
-        )
-        for seed in (3, 4)
-    ]
+    servers = _faulty_servers(recorder.table, seeds=(3, 4), stall_s=0.05)
     graded: dict[str, tuple[str, bool]] = {}
     with servers[0], servers[1]:
         for category in sorted({case.category for case in cases}):
@@ -274,16 +274,7 @@ def test_all_800_cases_through_two_faulty_endpoints_are_graded_once(cluster, tmp
 
 @pytest.mark.slow
 def test_two_faulty_endpoints_grade_every_case_once(cluster, tmp_path, replay_table, whole_run):
-    servers = [
-        FakeOpenAIServer(
-            responder=replay_table,
-            record=False,
-            faults=FaultSpec(
-                rate_429=0.0125, rate_500=0.0125, rate_malformed=0.0125, rate_stall=0.0125, stall_s=0.2, seed=seed
-            ),
-        )
-        for seed in (1, 2)
-    ]
+    servers = _faulty_servers(replay_table, seeds=(1, 2), stall_s=0.2)
     with servers[0], servers[1]:
         summary = run_bfcl(
             "openai/replay",
