@@ -46,6 +46,7 @@ from tooldiag.classify.syntax import (
     _may_hold_marker,
     _whole_fence_body,
     embedded_call_list,
+    fenced_python_calls,
     paper_normalize,
     paper_text_is_tool_call,
     python_call_block,
@@ -83,6 +84,8 @@ def text_call_format(text: str, markers: tuple[str, ...]) -> str:
     fenced = "```" in text and len(text) <= MAX_PARSE_CHARS
     if fenced and any(_json_call_payload(match.group(1)) for match in _FENCE.finditer(text)):
         return "fenced_json"
+    if fenced and fenced_python_calls(text):
+        return "fenced_python"
     return "unknown"
 
 

@@ -185,6 +185,12 @@ def structured_call_names(emission: Any) -> list[str]:
 
 # -- the default scheme's extensions ----------------------------------------------
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|\Z)", re.DOTALL)
+#: A fence whose tag says Python (or says nothing), with the tag and the body apart.
+_PYTHON_FENCE = re.compile(
+    r"```[ \t]*(python|py|tool_code|tool_call|)[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE
+)
+#: Reasoning blocks: a call written only while thinking is not the answer.
+_REASONING = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
 
 
 def _is_call_node(node: ast.AST, *, need_keywords: bool) -> bool:
@@ -268,6 +274,42 @@ def embedded_call_list(text: str, *, max_starts: int = 10, max_ends: int = 8, wi
             ):
                 return True
     return False
+
+
+def fenced_python_calls(text: str, max_fences: int = 8) -> bool:
+    """A ```python (or untagged) fence anywhere in the answer whose body is only calls on
+    plain names ("Booking it now:\n```python\nbook_flight(travel_from='SFO', ...)\n```"), the
+    layout of xLAM- and Hammer-style handlers that put prose or a think block around the calls.
+
+    Calls on dotted names (``df.groupby(by="x")``) are library code in an explanation, not a
+    tool call, and a fence inside a reasoning block is not the answer.
+    """
+    if "<" in text:
+        text = _REASONING.sub(" ", text)
+    for match in itertools.islice(_PYTHON_FENCE.finditer(text), max_fences):
+        body = match.group(2).strip()
+        if not body or not (python_call_syntax(body) or python_call_block(body)):
+            continue
+        try:
+            tree = ast.parse(body, mode="exec")
+        except Exception:  # noqa: BLE001 - parsed above; any failure here means "not a call list"
+            continue
+        outer = _outer_calls(tree)
+        if outer and all(isinstance(call.func, ast.Name) for call in outer):
+            return True
+    return False
+
+
+def _outer_calls(tree: ast.Module) -> list[ast.Call]:
+    """The calls a call-list body is made of (its statements, or the elements of its list)."""
+    out: list[ast.Call] = []
+    for statement in tree.body:
+        if not isinstance(statement, ast.Expr):
+            continue
+        value = statement.value
+        items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+        out.extend(item for item in items if isinstance(item, ast.Call))
+    return out
 
 
 def _closes_after_lead_in(text: str, start: int, end: int) -> bool:
@@ -394,4 +436,6 @@ def text_holds_tool_call(text: str, markers: Iterable[str] = ()) -> bool:
         for match in _FENCE.finditer(text):
             if _json_call_payload(match.group(1)):
                 return True
+        if fenced_python_calls(text):
+            return True
     return False
