@@ -364,7 +364,7 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
             rf"\b(?:would|do) you (?:like|want) (?:the|your|this|that|these|those|it|them)\b[^?]{{0,50}}? {verbs}\b",
             rf"(?:^|[,:;] |\bso )you(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b[^?]{{0,400}}\?",
             r"\bto confirm,? you (?:want|would like|'d like|wish) to\b",
-            rf"^\W*(?:so,? |ok,? |okay,? )?want me to (?:go ahead and |now )?{verbs}\b",
+            rf"(?:^|[.!;:] )\W*(?:so,? |ok,? |okay,? )?want me to (?:go ahead and |now )?{verbs}\b",
             rf"\b(?:ok|okay|alright|all right|good|fine|ready) to {verbs}\b[^.?!]{{0,400}}\?",
             r"\blet me know (?:if|whether|once|when) "
             rf"(?:i should|i can|i may|you(?:'d| would)? like me to|you want me to) (?:go ahead and )?{verbs}\b",
@@ -376,7 +376,7 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
     # consequential action asks for the go-ahead (wh-questions and choices are read first).
     imperative_question = re.compile(
         rf"^(?:and |so |ok,? |okay,? |then,? )?(?![^?]*\b(?:which|what|where|when|who|whom|whose|how)\b){verbs} "
-        r"(?:it|them|this|that|these|those|the|a|an|your|my|all|both|each|every|[\d$#\"'])[^?]{0,300}\?$"
+        r"[^\s?][^?]{0,300}\?$"
     )
     return _Patterns(
         markers=tuple(m.lower() for m in cues.get("syntax_markers", [])),
