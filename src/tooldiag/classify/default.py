@@ -271,6 +271,15 @@ _WH_QUESTION = re.compile(
     r"|^(?:so|and|also|then|now|great|ok|okay|alright|sure|first|next|lastly|finally),? )"
     r"(?:what|which|where|when|who|whom|whose|how)\b[^?]{0,400}\?"
 )
+# "which timezone should the meeting be in": a wh-question closing the emission without its
+# question mark (terse and hurried models drop it). Only as the last sentence, with an
+# auxiliary near the start and no terminal full stop, so "What I did: ..." and "When you are
+# ready, let me know." stay statements.
+_WH_QUESTION_UNMARKED = re.compile(
+    r"^\W*(?:(?:and|so|also|ok|okay|great|sure),? )?"
+    r"(?!when (?:you|i|we)\b|how (?:about|to)\b)(?:what|which|where|when|who|whom|whose|how(?: many| much| long| often| far)?)"
+    r"(?: [\w'-]+){0,3}? (?:should|would|do|does|did|is|are|was|were|can|could|will|shall)\b[^!?]{0,300}(?<![.!:])$"
+)
 # The first option is a whole run of [\w#$.'-] characters: the match may start only where a run
 # starts (the look-behind), skips the run's leading symbols and takes the rest possessively, so
 # "a.a.a....?" is scanned once instead of once per word boundary inside it (quadratic). The
@@ -819,6 +828,8 @@ class DefaultClassifier:
         open_question = question and bool(
             _WH_QUESTION.search(sentence) or _CHOICE_QUESTION.search(sentence) or _CHOICE_AMONG.search(sentence)
         )
+        if not question and index == len(r.sentences) - 1 and _WH_QUESTION_UNMARKED.match(sentence):
+            out.add(ActionClass.ASK)
         confirm_kind = self._confirm_object(r, index) if "confirm" in sentence else None
         if confirm_kind is not None:
             out.add(confirm_kind)
