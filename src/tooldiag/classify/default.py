@@ -214,8 +214,10 @@ _FIRST_PERSON_OR_REGRET = re.compile(
 # "Items that have already shipped can't ...", "Refunds to gift cards can't ...": a bare plural
 # (no article or possessive) opening the sentence states a general rule.
 _GENERIC_PLURAL_SUBJECT = re.compile(
-    r"^(?!(?:the|this|that|these|those|your|its|his|her|their|it|you|they|there|which|what|any|some|all|both)\b)"
-    r"(?:[a-z-]+ ){0,2}[a-z]+s\b(?! (?:is|was|has)\b)"
+    r"^(?!(?:the|this|that|these|those|your|its|his|her|their|it|you|they|there|which|what|any|some|all|both"
+    r"|since|because|as|if|when|although|though|while|once|unless|after|before|so)\b)"
+    r"(?:[a-z-]+ ){0,2}(?!(?:was|is|has|does|this|its|his|us|as|thus|plus|less|unless|yes|always|perhaps)\b)"
+    r"[a-z]+s\b(?! (?:is|was|has)\b)"
 )
 # A yes/no question shaped like an offer: "Would you (also) like ...", "Want me to ...", "Do you want ...".
 _OFFER_SHAPED = re.compile(
