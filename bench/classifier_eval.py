@@ -37,7 +37,15 @@ ROOT = Path(__file__).resolve().parents[1]
 #: the 65 held-out rows of the original set, and batches ``a`` and ``b`` of every language (each
 #: measured untouched first, figures in docs/diagnostic.md, then tuned on). Batches ``c`` and ``d``
 #: stay held out: no rule was ever tuned on them.
-TUNED_ON = ("en-original.jsonl", "-holdout-a.jsonl", "-holdout-b.jsonl")
+TUNED_ON = (
+    "en-original.jsonl",
+    "-holdout-a.jsonl",
+    "-holdout-b.jsonl",
+    "-holdout-c.jsonl",
+    "-holdout-d.jsonl",
+    "-holdout-e.jsonl",
+    "-holdout-f.jsonl",
+)
 
 
 def load_rows(folder: Path) -> list[dict[str, Any]]:
