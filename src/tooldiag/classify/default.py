@@ -287,7 +287,7 @@ _WH_QUESTION_UNMARKED = re.compile(
 # "a.a.a....?" is scanned once instead of once per word boundary inside it (quadratic). The
 # ``option`` group starts where ``\b`` let the old pattern start: same verdict, same evidence.
 _CHOICE_QUESTION = re.compile(
-    r"(?<![\w#$.'-])[#$.'-]*+(?P<option>\w[\w#$.'-]*+,? or "
+    r"(?<![\w#$.'-])[#$.'-]*+(?P<option>\w[\w#$.'-]*+\)?,? or "
     r"(?!not\b|no\b|would\b|do\b|is\b|are\b|should\b|shall\b|if\b|anything\b|something\b|"
     r"make\b|change\b|need\b|want\b|have\b|did\b|does\b|can\b|could\b|will\b|just let\b)[\w#$.'-]++[^?]{0,400}\?)"
 )
