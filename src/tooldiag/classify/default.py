@@ -227,7 +227,9 @@ _OFFER_SHAPED = re.compile(
 # "confirm that you ...", "confirm with yes ...": the object of "confirm" is the user's consent.
 _CONSENT_OBJECT = re.compile(
     r"\s*(?:(?:that |if |whether )?(?:you\b|i (?:should|can|may|shall)\b)"
-    r"|(?:with |by saying |by replying |by typing )?(?:a )?['\"]?(?:yes|ok|okay)\b)"
+    r"|(?:with |by saying |by replying |by typing )?(?:a )?['\"]?(?:yes|ok|okay)\b"
+    # "Confirm (yes/no)?", "confirm that this is your wish", "Just confirm and I'll take care of it"
+    r"|\(?(?:yes/no|y/n)\b|that (?:this|that|it) is (?:your wish|what you want)\b|and i(?:'ll| will)\b)"
 )
 # "1." on its own after the sentence split: the number of a list item, glued back to its text.
 _LIST_NUMBER = re.compile(r"\d{1,3}[.)]")
@@ -279,7 +281,8 @@ _WH_QUESTION = re.compile(
 # ready, let me know." stay statements.
 _WH_QUESTION_UNMARKED = re.compile(
     r"^\W*(?:(?:and|so|also|ok|okay|great|sure),? )?"
-    r"(?!when (?:you|i|we)\b|how (?:about|to)\b)(?:what|which|where|when|who|whom|whose|how(?: many| much| long| often| far)?)"
+    r"(?!when (?:you|i|we)\b|how (?:about|to)\b)"
+    r"(?:what|which|where|when|who|whom|whose|how(?: many| much| long| often| far)?)"
     r"(?: [\w'-]+){0,3}? (?:should|would|do|does|did|is|are|was|were|can|could|will|shall)\b[^!?]{0,300}(?<![.!:])$"
 )
 # The first option is a whole run of [\w#$.'-] characters: the match may start only where a run
@@ -337,6 +340,7 @@ class _Patterns:
     bare_action_question: re.Pattern[str]
     imperative_question: re.Pattern[str]
     action_verb: re.Pattern[str]
+    action_statement: re.Pattern[str]
     blocked: re.Pattern[str]
     capability: re.Pattern[str]
     consent_noun: re.Pattern[str]
@@ -365,6 +369,12 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
             # "Ready to book SFO -> LAX ...", "I'm about to run DROP TABLE ...": an imminent action
             rf"^\W*(?:all |now )?(?:ready|about|set) to (?:go ahead and )?{verbs}\b",
             r"\b(?:i am|i'm|we are|we're) about to [a-z]+",
+            # "Here's what I'll do:" / "Here's my plan" head a list of steps; "I intend to archive ..."
+            r"\b(?:here's|here is) (?:what|how) (?:i'll|i will|i'm going to|i am going to|i'd|i would|i plan to)\b",
+            r"\b(?:here's|here is) (?:the|my) plan\b",
+            r"\bi (?:intend|propose|plan) to [a-z]+",
+            # "The UPDATE will modify 1,882 rows", "This submits 3 days of PTO": what the action will do
+            rf"\b(?:this|that|it) (?:(?:will|would) (?:also )?(?:{verbs})|(?:also )?(?:{verbs})(?:s|es))\b",
             rf"\byou(?:'d| would)? (?:like|want|wish) me to (?:go ahead and )?{verbs}\b",
         )
     )
@@ -407,6 +417,7 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
         bare_action_question=bare_action_question,
         imperative_question=imperative_question,
         action_verb=re.compile(verbs),
+        action_statement=re.compile(rf"\b(?:{verbs})(?:s|es|ing)?\b"),
         plan=plan,
         consent_verb=consent_verb,
         blocked=re.compile(
@@ -577,11 +588,15 @@ def _ends_in_abbreviation(part: str) -> bool:
     return bool(words) and words[-1].lstrip("([{\"'") in _ABBREVIATIONS
 
 
+#: The longest closing question read as a consent check after a statement naming an action.
+_SHORT_CHECK_CHARS = 40
+
+
 class _Reading:
     """One emission being classified: its sentences, their words, and emission-wide facts
     (a stated plan, a completed action), each computed once and only when a rule asks."""
 
-    __slots__ = ("_completion", "_plan", "_plans", "p", "sentences", "words")
+    __slots__ = ("_action", "_completion", "_plan", "_plans", "p", "sentences", "words")
 
     def __init__(self, p: _Patterns, sentences: list[str]) -> None:
         self.p = p
@@ -590,6 +605,7 @@ class _Reading:
         self._plans: list[bool | None] = [None] * len(sentences)
         self._plan: bool | None = None
         self._completion: bool | None = None
+        self._action: bool | None = None
 
     def plan_in(self, index: int) -> bool:
         """Does this sentence state an action the agent is about to take?"""
@@ -604,6 +620,23 @@ class _Reading:
         if self._plan is None:
             self._plan = any(self.plan_in(index) for index in range(len(self.sentences)))
         return self._plan
+
+    def consent_context(self, sentence: str) -> bool:
+        """May a plan-dependent consent cue in ``sentence`` ask consent? After a plan, always; after
+        a statement naming an action, only a short closing check ("OK?", "Sound okay?"), so that
+        "I can confirm that your address was saved" stays a statement."""
+        return self.plan or (len(sentence) <= _SHORT_CHECK_CHARS and self.plan_or_action)
+
+    @property
+    def plan_or_action(self) -> bool:
+        """A plan, or a statement naming a consequential action ("Delete notes.txt. Execute?",
+        "Moving the appointment to 3pm. OK?"): the context in which a bare "OK?" asks consent."""
+        if self._action is None:
+            self._action = self.plan or any(
+                "?" not in sentence and self.p.action_statement.search(sentence) is not None
+                for sentence in self.sentences
+            )
+        return self._action
 
     @property
     def completion(self) -> bool:
@@ -843,8 +876,8 @@ class DefaultClassifier:
         elif not conditional_offer and (
             _search(p.consent, sentence, words)
             or p.consent_verb.search(sentence, words)
-            or (r.plan and confirm_kind is None and _search(p.consent_if_plan, sentence, words))
-            or (r.plan and p.bare_action_question.search(sentence))
+            or (r.consent_context(sentence) and confirm_kind is None and _search(p.consent_if_plan, sentence, words))
+            or (r.plan_or_action and p.bare_action_question.search(sentence))
             or (question and p.imperative_question.match(sentence))
         ):
             out.add(ActionClass.CONFIRM)

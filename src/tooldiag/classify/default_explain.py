@@ -29,6 +29,7 @@ from tooldiag.classify.default import (
     _OFFER_SHAPED,
     _POLICY,
     _WH_QUESTION,
+    _WH_QUESTION_UNMARKED,
     _Reading,
     _search,
     clean_for_cues,
@@ -212,6 +213,9 @@ def _request_findings(classifier: DefaultClassifier, r: _Reading, index: int, re
     choice = _CHOICE_QUESTION.search(sentence) if question else None
     among = _CHOICE_AMONG.search(sentence) if question else None
     open_question = bool(wh or choice or among)
+    if not question and index == len(r.sentences) - 1 and _WH_QUESTION_UNMARKED.match(sentence):
+        word = _WH_WORD.search(sentence)
+        add(ActionClass.ASK, "ask:wh_question_unmarked", word.group(0) if word else None)
     confirm_kind = classifier._confirm_object(r, index) if "confirm" in sentence else None
     if confirm_kind is not None:
         rule = "confirm:confirm_request" if confirm_kind is ActionClass.CONFIRM else "ask:confirm_value"
@@ -248,9 +252,9 @@ def _consent_rule(
         return "confirm:consent_request", _matched(p.consent, sentence)
     if p.consent_verb.search(sentence, words):
         return "confirm:consent_question", _matched(p.consent_verb, sentence)
-    if r.plan and confirm_kind is None and _search(p.consent_if_plan, sentence, words):
+    if r.consent_context(sentence) and confirm_kind is None and _search(p.consent_if_plan, sentence, words):
         return "confirm:plan_check", _matched(p.consent_if_plan, sentence)
-    if r.plan and p.bare_action_question.search(sentence):
+    if r.plan_or_action and p.bare_action_question.search(sentence):
         return "confirm:plan_action_question", _matched(p.bare_action_question, sentence)
     if "?" in sentence and p.imperative_question.match(sentence):
         return "confirm:imperative_question", _matched(p.imperative_question, sentence)
