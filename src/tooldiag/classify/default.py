@@ -215,7 +215,8 @@ _FIRST_PERSON_OR_REGRET = re.compile(
 # (no article or possessive) opening the sentence states a general rule.
 _GENERIC_PLURAL_SUBJECT = re.compile(
     r"^(?!(?:the|this|that|these|those|your|its|his|her|their|it|you|they|there|which|what|any|some|all|both"
-    r"|since|because|as|if|when|although|though|while|once|unless|after|before|so)\b)"
+    r"|since|because|as|if|when|although|though|while|once|unless|after|before|so"
+    r"|cannot|can|could|will|would|do|does|did|not|no|never|only|unable|i|we|sorry|unfortunately)\b)"
     r"(?:[a-z-]+ ){0,2}(?!(?:was|is|has|does|this|its|his|us|as|thus|plus|less|unless|yes|always|perhaps)\b)"
     r"[a-z]+s\b(?! (?:is|was|has)\b)"
 )
