@@ -288,7 +288,7 @@ def fenced_python_calls(text: str, max_fences: int = 8) -> bool:
         text = _REASONING.sub(" ", text)
     for match in itertools.islice(_PYTHON_FENCE.finditer(text), max_fences):
         body = match.group(2).strip()
-        if not body or not (python_call_syntax(body) or python_call_block(body)):
+        if not body or not (python_call_syntax(body) or python_call_block(body) or _bare_tool_call(body)):
             continue
         try:
             tree = ast.parse(body, mode="exec")
@@ -298,6 +298,15 @@ def fenced_python_calls(text: str, max_fences: int = 8) -> bool:
         if outer and all(isinstance(call.func, ast.Name) for call in outer):
             return True
     return False
+
+
+_BARE_TOOL_CALL = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+|[a-z0-9][A-Z][A-Za-z0-9]*)+\(\)")
+
+
+def _bare_tool_call(body: str) -> bool:
+    """One argument-less call of a tool-like name (snake_case or camelCase), alone in its fence:
+    ```python\nlist_all_users()\n``` (prose "see()" has no such name)."""
+    return bool(_BARE_TOOL_CALL.fullmatch(body))
 
 
 def _outer_calls(tree: ast.Module) -> list[ast.Call]:
@@ -344,10 +353,46 @@ def _json_call_payload(body: str) -> bool:
         return True
     value = _parse_literal(stripped)
     if value is _NO_VALUE:
-        return False
+        return _leading_json_call(stripped)
     if calls_from_value(value) is not None:
         return True
-    return _openai_style_calls(value)
+    return _openai_style_calls(value) or _function_keyed_calls(value)
+
+
+def _leading_json_call(text: str) -> bool:
+    """A JSON call object or list that opens the text, with prose after it
+    ('{"function": "translate_text", ...}\n\nI'll have the German version in a sec!')."""
+    try:
+        value, end = json.JSONDecoder().raw_decode(text)
+    except (ValueError, RecursionError):
+        return False
+    if not text[end:].strip():
+        return False  # the whole text: the other tests have judged it
+    return calls_from_value(value) is not None or _openai_style_calls(value) or _function_keyed_calls(value)
+
+
+#: Argument keys of the call shapes :func:`_function_keyed_calls` accepts.
+_ARGUMENT_KEYS = ("arguments", "parameters", "args")
+
+
+def _function_keyed_calls(value: Any) -> bool:
+    """Call objects the paper's normalisation does not list (kept out of it, so the ``paper``
+    scheme stays as released): ``{"function": "name", "arguments": {...}}`` and
+    ``{"type": "function", "name": "name", "parameters": {...}}``, alone or in a list."""
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        return False
+    for item in items:
+        if not isinstance(item, dict):
+            return False
+        keys = set(item) - {"type", "id"}
+        if item.get("type", "function") != "function" or len(keys) != 2:
+            return False
+        name = item.get("function", item.get("name"))
+        arguments = next((item[key] for key in _ARGUMENT_KEYS if key in item), None)
+        if not isinstance(name, str) or not name or not isinstance(arguments, dict):
+            return False
+    return True
 
 
 _LINE_OPENS_JSON = re.compile(r"\n[ \t]*(?=[\[{])")
