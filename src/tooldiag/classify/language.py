@@ -73,7 +73,8 @@ _FUNCTION_WORDS: dict[str, str] = {
     "en": "the you your i is are to of and for this that with can have please would will it be not "
     "what which could do there my me we an on in should shall let know any or if has was been like "
     "help need want am ll ve don isn didn doesn couldn won here sure sorry thanks anything else from "
-    "about these those they them our us then also just been by all",
+    "about these those they them our us then also just been by all "
+    "at yes now how who why when where did does were their than into over only some more very each after before because while get got go ok okay good new one two found matching open started",
     "es": "el la los las de que y en un una por para con no es su sus lo le les se del al usted ustedes "
     "puedo puede puedes podemos desea desean quiere quieres gustaría pero como qué cuál cuáles está están "
     "hay tengo tiene necesito necesita podría gracias favor mi ya esta este estos estas eso muy también "
