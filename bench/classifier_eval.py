@@ -45,6 +45,7 @@ TUNED_ON = (
     "-holdout-d.jsonl",
     "-holdout-e.jsonl",
     "-holdout-f.jsonl",
+    "-holdout-h.jsonl",
 )
 
 
