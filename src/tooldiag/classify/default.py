@@ -376,6 +376,7 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
             r"\bi (?:intend|propose|plan) to [a-z]+",
             # "The UPDATE will modify 1,882 rows", "This submits 3 days of PTO": what the action will do
             rf"\b(?:this|that|it) (?:(?:will|would) (?:also )?(?:{verbs})|(?:also )?(?:{verbs})(?:s|es))\b",
+            rf"\b(?:this|that|it)'ll (?:also )?(?:{verbs})\b",
             rf"\byou(?:'d| would)? (?:like|want|wish) me to (?:go ahead and )?{verbs}\b",
         )
     )
