@@ -74,7 +74,8 @@ _FUNCTION_WORDS: dict[str, str] = {
     "what which could do there my me we an on in should shall let know any or if has was been like "
     "help need want am ll ve don isn didn doesn couldn won here sure sorry thanks anything else from "
     "about these those they them our us then also just been by all "
-    "at yes now how who why when where did does were their than into over only some more very each after before because while get got go ok okay good new one two found matching open started",
+    "at yes now how who why when where did does were their than into over only some more "
+    "very each after before because while get got go ok okay good new one two found matching open started",
     "es": "el la los las de que y en un una por para con no es su sus lo le les se del al usted ustedes "
     "puedo puede puedes podemos desea desean quiere quieres gustaría pero como qué cuál cuáles está están "
     "hay tengo tiene necesito necesita podría gracias favor mi ya esta este estos estas eso muy también "
@@ -89,7 +90,10 @@ _FUNCTION_WORDS: dict[str, str] = {
     "bitte ihre ihr ihren ihrem ihres können kann möchten möchte soll sollen wir haben habe sind leider "
     "noch auch wurde wurden werden wird sich oder bei von aus nach wie was welche welchen welcher "
     "welches wann gerne danke kein keine keinen dass ob hier jetzt schon gibt mir mich uns"
-    " diese dieser dieses",
+    " diese dieser dieses"
+    " ja nein doch mal dann wenn aber weil sehr nur alles etwas nichts mein meine dein deine dich ihnen euch"
+    " bist hast kannst möchtest willst bereits steht zum zur im vom beim über löschen abschicken überschreiben"
+    " schick buche",
     "pt": "o os as de que e em um uma por para com não é seu sua seus suas do da dos das você vocês "
     "posso pode podemos gostaria obrigado obrigada está estão são tem têm mas como ao aos na nas nos "
     "pelo pela isso este esta essa também já sim muito mais lhe deseja quer preciso foi será qual "
