@@ -80,7 +80,11 @@ _FUNCTION_WORDS: dict[str, str] = {
     "puedo puede puedes podemos desea desean quiere quieres gustaría pero como qué cuál cuáles está están "
     "hay tengo tiene necesito necesita podría gracias favor mi ya esta este estos estas eso muy también "
     "sí más cuando dónde quién cuánto cómo siento lamentablemente ningún ninguna algo otra otro ha he "
-    "hemos sido será desea usted le",
+    "hemos sido será desea usted le "
+    "prefieres prefiere necesitas tienes deseas quiero dígame indícame hola ahora aquí hasta luego "
+    "entonces estoy hago hacer haga "
+    "borro borrar envío alguna alguno ninguno todavía sólo nombre fecha correo listo hecho correcto "
+    "oye cual donde nosotros",
     "fr": "le la les de des du un une et est vous je ne pas que qui pour avec sur votre vos il elle ce "
     "cette ces mais peux pouvez peut souhaitez voulez merci au aux être avez suis sont nous ou où qu "
     "j n c très déjà aussi bien voici quel quelle quels quelles été sera désolé malheureusement aucun "
@@ -98,7 +102,9 @@ _FUNCTION_WORDS: dict[str, str] = {
     "posso pode podemos gostaria obrigado obrigada está estão são tem têm mas como ao aos na nas nos "
     "pelo pela isso este esta essa também já sim muito mais lhe deseja quer preciso foi será qual "
     "quais onde quando quem infelizmente nenhum nenhuma algo outra outro informe cidade agora ainda depois então "
-    "aqui pra pro essa esse esses essas num numa até após alguma algum coisa precisa feito pronto",
+    "aqui pra pro essa esse esses essas num numa até após alguma algum coisa precisa feito pronto "
+    "eu vou tudo bem olá quero queria prefere preferes fazer faço tenho temos estou meu minha nós "
+    "só sem dizer diga apago excluir excluo envio senha fatura encomenda morada né tá vc fechado",
     "it": "il lo la i gli le di che e è un una uno per con non sono sei suo sua del della dei delle "
     "al alla alle nel nella può posso puoi vuole vuoi desidera grazie mi ho ha hai anche come ma "
     "questo questa quello ci già più ecco prego quale quali dove quando chi purtroppo nessun nessuna "
