@@ -89,7 +89,10 @@ _FUNCTION_WORDS: dict[str, str] = {
     "cette ces mais peux pouvez peut souhaitez voulez merci au aux être avez suis sont nous ou où qu "
     "j n c très déjà aussi bien voici quel quelle quels quelles été sera désolé malheureusement aucun "
     "aucune autre dans plus veuillez plaît ça voilà à notre nos leur leurs cela ceci ici également toujours "
-    "indiquez précisez",
+    "indiquez précisez "
+    "ta tes toi moi mon oui chez donc alors combien quand fichier stp svp bonjour salut parfait rien "
+    "tous faut veux fais faire dis envoie supprimer supprime annuler annule préfères préférez "
+    "souhaites idée valide",
     "de": "der die das und ist sie ich nicht ein eine einen einem einer zu mit für auf den dem des es "
     "bitte ihre ihr ihren ihrem ihres können kann möchten möchte soll sollen wir haben habe sind leider "
     "noch auch wurde wurden werden wird sich oder bei von aus nach wie was welche welchen welcher "
@@ -112,7 +115,10 @@ _FUNCTION_WORDS: dict[str, str] = {
     "confermi prenotazione notti "
     "possono essere pronto bonifico biglietti biglietto ordine "
     "degli dello negli nello sugli agli allo nessuno ancora verrà verranno senza però ogni tutti tutte "
-    "stasera oggi domani perché quindi invece oppure adesso subito cioè",
+    "stasera oggi domani perché quindi invece oppure adesso subito cioè "
+    "bene faccio servono procedo sposto elimino cancello accendo spengo invio sovrascrivo allora poi "
+    "tutto niente nulla quanti quante quanto accordo stesso fatto aiuto proprio mio lei voi loro "
+    "svuoto attualmente",
     # Unsupported Latin-script languages, so that they are counted rather than misread.
     "nl": "de het een en is van ik je u niet dat die voor met op zijn wij we kunt kan wilt graag er "
     "maar ook als bij naar om te uw hebben heb heeft wordt deze dit geen nog wat welke",
