@@ -878,8 +878,8 @@ class DefaultClassifier:
         elif not conditional_offer and (
             _search(p.consent, sentence, words)
             or p.consent_verb.search(sentence, words)
-            or (r.consent_context(sentence) and confirm_kind is None and _search(p.consent_if_plan, sentence, words))
-            or (r.plan_or_action and p.bare_action_question.search(sentence))
+            or (confirm_kind is None and _search(p.consent_if_plan, sentence, words) and r.consent_context(sentence))
+            or (p.bare_action_question.search(sentence) and r.plan_or_action)
             or (question and p.imperative_question.match(sentence))
         ):
             out.add(ActionClass.CONFIRM)

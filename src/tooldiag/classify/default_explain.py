@@ -252,9 +252,9 @@ def _consent_rule(
         return "confirm:consent_request", _matched(p.consent, sentence)
     if p.consent_verb.search(sentence, words):
         return "confirm:consent_question", _matched(p.consent_verb, sentence)
-    if r.consent_context(sentence) and confirm_kind is None and _search(p.consent_if_plan, sentence, words):
+    if confirm_kind is None and _search(p.consent_if_plan, sentence, words) and r.consent_context(sentence):
         return "confirm:plan_check", _matched(p.consent_if_plan, sentence)
-    if r.plan_or_action and p.bare_action_question.search(sentence):
+    if p.bare_action_question.search(sentence) and r.plan_or_action:
         return "confirm:plan_action_question", _matched(p.bare_action_question, sentence)
     if "?" in sentence and p.imperative_question.match(sentence):
         return "confirm:imperative_question", _matched(p.imperative_question, sentence)
