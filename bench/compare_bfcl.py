@@ -302,8 +302,9 @@ def regrade(limit: int | None, work: Path, categories: tuple[str, ...]) -> dict[
     return {"cases": cases, "wall_s": best.wall, "cpu_s": best.cpu, "rss_mb": best.rss_mb}
 
 
-#: The tiny judge run whose CPU the marginal figure takes out: the same command (every condition,
-#: so the same templates, rubrics and derangement are loaded) on one generator's easy plans.
+#: The tiny judge run whose CPU the marginal figure takes out: the same command (the same judges
+#: and every condition, so the same models, templates and rubrics are set up) on one generator's
+#: easy plans.
 JUDGE_TINY = ("-g", "ref/jb-perturb", "--difficulties", "easy")
 
 
@@ -329,13 +330,18 @@ class JudgeRun:
     calls: int
 
 
-def judge_run(predicted: Path, work: Path, server: Server, concurrency: int, extra: tuple[str, ...]) -> JudgeRun:
-    """One ``judgebench judge`` command on a fresh copy of the predicted store."""
+def judge_run(
+    predicted: Path, work: Path, server: Server, concurrency: int, judges: int, extra: tuple[str, ...]
+) -> JudgeRun:
+    """One ``judgebench judge`` command (``judges`` judges, ``openai/fake-1`` ...) on a fresh copy of
+    the predicted store."""
     import shutil
 
     work.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(predicted, work)
-    command = [sys.executable, "-m", "tooldiag", "judgebench", "judge", "-j", "openai/fake", "--run-dir", str(work)]
+    command = [sys.executable, "-m", "tooldiag", "judgebench", "judge", "--run-dir", str(work)]
+    for number in range(1, judges + 1):
+        command += ["-j", f"openai/fake-{number}"]
     command += ["--base-url", f"{server.root}/v1", "--conditions", "all", "--no-cache", "-q", "-c", str(concurrency)]
     child = run_child([*command, *extra], work.with_suffix(".log"))
     if child.rc != 0 or "ran " not in Path(child.log).read_text():
@@ -343,14 +349,18 @@ def judge_run(predicted: Path, work: Path, server: Server, concurrency: int, ext
     return JudgeRun(child, *judge_counts(work))
 
 
-def judge_throughput(work: Path, concurrency: int = 8, rounds: int = 1, tiny_rounds: int = 3) -> dict[str, float]:
+def judge_throughput(
+    work: Path, concurrency: int = 8, rounds: int = 1, tiny_rounds: int = 3, judges: int = 4
+) -> dict[str, float]:
     """``judgebench judge`` over every condition against the fake server: calls/s, CPU per call.
 
     Two CPU figures: the whole process over its calls (start-up included), and the marginal CPU
     per call, ``(CPU of the full run - CPU of a tiny run) / (calls of the full run - calls of the
     tiny run)``, the issue's "marginal CPU per request over a one-case run" for the judge: the
     command's fixed cost (imports, opening the store, loading the plans) taken out. The full run
-    is every condition on every plan of ``ref/jb-perturb`` and ``ref/jb-sloppy``; the tiny one the
+    is ``judges`` judges (a grid's shape: each judges every plan once; 4 make the difference of the
+    two runs about 8,900 calls, so this shared machine's noise is a few hundredths of a ms) under
+    every condition on every plan of ``ref/jb-perturb`` and ``ref/jb-sloppy``; the tiny one the
     same command on ``ref/jb-perturb``'s easy plans; each is the least CPU of its rounds.
     """
     predicted = work / "judgebench-predicted"
@@ -361,15 +371,17 @@ def judge_throughput(work: Path, concurrency: int = 8, rounds: int = 1, tiny_rou
     server = Server(0.0, None, judge=True)
     try:
         tiny = [
-            judge_run(predicted, work / f"judge-tiny-{i}", server, concurrency, JUDGE_TINY) for i in range(tiny_rounds)
+            judge_run(predicted, work / f"judge-tiny-{i}", server, concurrency, judges, JUDGE_TINY)
+            for i in range(tiny_rounds)
         ]
-        full = [judge_run(predicted, work / f"judge-full-{i}", server, concurrency, ()) for i in range(rounds)]
+        full = [judge_run(predicted, work / f"judge-full-{i}", server, concurrency, judges, ()) for i in range(rounds)]
     finally:
         server.stop()
     small = min(tiny, key=lambda r: r.child.cpu)
     large = min(full, key=lambda r: r.child.cpu)
     marginal = (large.child.cpu - small.child.cpu) / max(1, large.calls - small.calls)
     return {
+        "judges": judges,
         "units": large.units,
         "calls": large.calls,
         "concurrency": concurrency,
@@ -389,8 +401,9 @@ def judge_throughput(work: Path, concurrency: int = 8, rounds: int = 1, tiny_rou
 def judge_line(judge: dict[str, float]) -> str:
     """The judge figures as one printed line (``compare_bfcl.py`` and ``judge_cpu.py``)."""
     return (
-        f"judge: `judgebench judge` against fake_openai, {judge['calls']:.0f} calls ({judge['units']:.0f} verdicts) "
-        f"at concurrency {judge['concurrency']:.0f}: {judge['wall_s']:.1f} s, {judge['calls_per_s']:.0f} calls/s; "
+        f"judge: `judgebench judge` against fake_openai, {judge['judges']:.0f} judges, {judge['calls']:.0f} calls "
+        f"({judge['units']:.0f} verdicts) at concurrency {judge['concurrency']:.0f}: {judge['wall_s']:.1f} s, "
+        f"{judge['calls_per_s']:.0f} calls/s; "
         f"CPU per call {judge['cpu_ms_per_call']:.3f} ms whole process, {judge['marginal_cpu_ms_per_call']:.3f} ms "
         f"marginal (tiny run: {judge['tiny_calls']:.0f} calls, {judge['tiny_cpu_s']:.2f} s CPU); "
         f"{judge['rss_mb']:.0f} MB peak RSS"

@@ -7,7 +7,8 @@ Prometheus verdict makes four):
 
 * whole process: all CPU of the command over its calls, start-up included;
 * marginal: (CPU of the full run - CPU of a tiny run) / (calls of the full run - calls of the
-  tiny run), the tiny run being the same command on one generator's easy plans: the harness's
+  tiny run), the tiny run being the same command (the same ``--judges``, default 4) on one
+  generator's easy plans: the harness's
   own CPU per call (prompt, request body, HTTP, reply parsing, the store), the figure the target
   is about. Each run is the least CPU of ``--rounds``.
 
@@ -29,10 +30,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3, help="runs of each size; the least CPU counts")
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--judges", type=int, default=4, help="judges per command (1: the earlier passes' shape)")
     args = parser.parse_args()
     print(machine.host_line(), flush=True)
     with tempfile.TemporaryDirectory(prefix="judge-cpu-") as folder:
-        judge = judge_throughput(Path(folder), args.concurrency, rounds=args.rounds, tiny_rounds=args.rounds)
+        judge = judge_throughput(
+            Path(folder), args.concurrency, rounds=args.rounds, tiny_rounds=args.rounds, judges=args.judges
+        )
     print(judge_line(judge))
     print(
         f"per verdict: {judge['cpu_ms_per_unit']:.3f} ms whole process; full run CPU {judge['cpu_s']:.2f} s, "
