@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -303,34 +302,112 @@ def regrade(limit: int | None, work: Path, categories: tuple[str, ...]) -> dict[
     return {"cases": cases, "wall_s": best.wall, "cpu_s": best.cpu, "rss_mb": best.rss_mb}
 
 
-def judge_throughput(work: Path, concurrency: int = 8) -> dict[str, float]:
-    """``judgebench judge`` over every condition against the fake server; calls/s and CPU per call."""
-    run_dir = work / "judgebench"
+#: The tiny judge run whose CPU the marginal figure takes out: the same command (the same judges
+#: and every condition, so the same models, templates and rubrics are set up) on one generator's
+#: easy plans.
+JUDGE_TINY = ("-g", "ref/jb-perturb", "--difficulties", "easy")
+
+
+def judge_counts(run_dir: Path) -> tuple[int, int]:
+    """(units, model calls) stored by a judge run: a unit is one verdict row; its ``attempts`` are
+    the calls it made (a Prometheus unit makes four, one per metric, plus any retries)."""
+    import sqlite3
+
+    db = sqlite3.connect(run_dir / "judgebench.sqlite")
+    try:
+        units, calls = db.execute("SELECT COUNT(*), COALESCE(SUM(attempts), 0) FROM judgements").fetchone()
+    finally:
+        db.close()
+    return int(units), int(calls)
+
+
+@dataclass
+class JudgeRun:
+    """One judge command: the child's figures and what it stored."""
+
+    child: Child
+    units: int
+    calls: int
+
+
+def judge_run(
+    predicted: Path, work: Path, server: Server, concurrency: int, judges: int, extra: tuple[str, ...]
+) -> JudgeRun:
+    """One ``judgebench judge`` command (``judges`` judges, ``openai/fake-1`` ...) on a fresh copy of
+    the predicted store."""
+    import shutil
+
+    work.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(predicted, work)
+    command = [sys.executable, "-m", "tooldiag", "judgebench", "judge", "--run-dir", str(work)]
+    for number in range(1, judges + 1):
+        command += ["-j", f"openai/fake-{number}"]
+    command += ["--base-url", f"{server.root}/v1", "--conditions", "all", "--no-cache", "-q", "-c", str(concurrency)]
+    child = run_child([*command, *extra], work.with_suffix(".log"))
+    if child.rc != 0 or "ran " not in Path(child.log).read_text():
+        raise RuntimeError(f"judgebench judge failed:\n{tail(child.log)}")
+    return JudgeRun(child, *judge_counts(work))
+
+
+def judge_throughput(
+    work: Path, concurrency: int = 8, rounds: int = 1, tiny_rounds: int = 3, judges: int = 4
+) -> dict[str, float]:
+    """``judgebench judge`` over every condition against the fake server: calls/s, CPU per call.
+
+    Two CPU figures: the whole process over its calls (start-up included), and the marginal CPU
+    per call, ``(CPU of the full run - CPU of a tiny run) / (calls of the full run - calls of the
+    tiny run)``, the issue's "marginal CPU per request over a one-case run" for the judge: the
+    command's fixed cost (imports, opening the store, loading the plans) taken out. The full run
+    is ``judges`` judges (a grid's shape: each judges every plan once; 4 make the difference of the
+    two runs about 8,900 calls, so this shared machine's noise is a few hundredths of a ms) under
+    every condition on every plan of ``ref/jb-perturb`` and ``ref/jb-sloppy``; the tiny one the
+    same command on ``ref/jb-perturb``'s easy plans; each is the least CPU of its rounds.
+    """
+    predicted = work / "judgebench-predicted"
     predict = [sys.executable, "-m", "tooldiag", "judgebench", "predict", "-g", "ref/jb-perturb"]
-    predict += ["-g", "ref/jb-sloppy", "--run-dir", str(run_dir), "-q"]
+    predict += ["-g", "ref/jb-sloppy", "--run-dir", str(predicted), "-q"]
     if run_child(predict, work / "predict.log").rc != 0:
         raise RuntimeError(f"judgebench predict failed:\n{tail(str(work / 'predict.log'))}")
     server = Server(0.0, None, judge=True)
     try:
-        command = [sys.executable, "-m", "tooldiag", "judgebench", "judge", "-j", "openai/fake", "--run-dir"]
-        command += [str(run_dir), "--base-url", f"{server.root}/v1", "--conditions", "all", "--no-cache", "-q"]
-        child = run_child([*command, "-c", str(concurrency)], work / "judge.log")
+        tiny = [
+            judge_run(predicted, work / f"judge-tiny-{i}", server, concurrency, judges, JUDGE_TINY)
+            for i in range(tiny_rounds)
+        ]
+        full = [judge_run(predicted, work / f"judge-full-{i}", server, concurrency, judges, ()) for i in range(rounds)]
     finally:
         server.stop()
-    text = Path(child.log).read_text()
-    ran = re.search(r"ran (\d+)", text)
-    retried = re.search(r"(\d+)\s+needed\s+a\s+retry", text)
-    if child.rc != 0 or ran is None:
-        raise RuntimeError(f"judgebench judge failed:\n{tail(child.log)}")
-    calls = int(ran.group(1)) + (int(retried.group(1)) if retried else 0)
+    small = min(tiny, key=lambda r: r.child.cpu)
+    large = min(full, key=lambda r: r.child.cpu)
+    marginal = (large.child.cpu - small.child.cpu) / max(1, large.calls - small.calls)
     return {
-        "calls": calls,
+        "judges": judges,
+        "units": large.units,
+        "calls": large.calls,
         "concurrency": concurrency,
-        "wall_s": child.wall,
-        "calls_per_s": calls / child.wall,
-        "cpu_ms_per_call": 1000 * child.cpu / calls,
-        "rss_mb": child.rss_mb,
+        "wall_s": large.child.wall,
+        "cpu_s": large.child.cpu,
+        "calls_per_s": large.calls / large.child.wall,
+        "cpu_ms_per_call": 1000 * large.child.cpu / large.calls,
+        "cpu_ms_per_unit": 1000 * large.child.cpu / large.units,
+        "tiny_units": small.units,
+        "tiny_calls": small.calls,
+        "tiny_cpu_s": small.child.cpu,
+        "marginal_cpu_ms_per_call": 1000 * marginal,
+        "rss_mb": large.child.rss_mb,
     }
+
+
+def judge_line(judge: dict[str, float]) -> str:
+    """The judge figures as one printed line (``compare_bfcl.py`` and ``judge_cpu.py``)."""
+    return (
+        f"judge: `judgebench judge` against fake_openai, {judge['judges']:.0f} judges, {judge['calls']:.0f} calls "
+        f"({judge['units']:.0f} verdicts) at concurrency {judge['concurrency']:.0f}: {judge['wall_s']:.1f} s, "
+        f"{judge['calls_per_s']:.0f} calls/s; "
+        f"CPU per call {judge['cpu_ms_per_call']:.3f} ms whole process, {judge['marginal_cpu_ms_per_call']:.3f} ms "
+        f"marginal (tiny run: {judge['tiny_calls']:.0f} calls, {judge['tiny_cpu_s']:.2f} s CPU); "
+        f"{judge['rss_mb']:.0f} MB peak RSS"
+    )
 
 
 # ----------------------------------------------------------------------------- the run
@@ -443,11 +520,7 @@ def main() -> None:
             f"{grade['cpu_s']:.2f} s CPU, {grade['rss_mb']:.0f} MB peak RSS (best of 3)"
         )
         judge = judge_throughput(work)
-        print(
-            f"judge: `judgebench judge` against fake_openai, {judge['calls']:.0f} calls at concurrency "
-            f"{judge['concurrency']:.0f}: {judge['calls_per_s']:.0f} calls/s, {judge['cpu_ms_per_call']:.2f} ms CPU "
-            f"per call (whole process), {judge['rss_mb']:.0f} MB peak RSS"
-        )
+        print(judge_line(judge))
     if args.json:
         raw = {
             "host": machine.host_line(),

@@ -24,6 +24,7 @@ pinned, since a run with more (or fewer) draws than before is still consistent.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections import Counter
@@ -96,7 +97,7 @@ class _Plan:
     calls: list[dict[str, Any]]
     condition: str
     #: (record id, field) -> the field as prompt text, shared by all units of one run.
-    texts: dict[tuple[str, str], str]
+    texts: _PromptTexts
     #: The draw index (0 for the first verdict of this plan and condition).
     sample: int = 0
     #: ``""`` for the plan as generated, else the bias probe whose rewrite ``calls`` holds.
@@ -244,12 +245,62 @@ async def judge_predictions(
         summary.wall_s = time.perf_counter() - started
         return summary
 
-    async def work(plan: _Plan) -> None:
-        commit(await judge_unit(backend, setup, plan))
+    batches = _CommitBatches(store)
 
-    return await run_units(
-        units, work, concurrency, progress=progress, backend=backend, summary=summary, started=started
-    )
+    def commit_in_batch(verdict: Verdict) -> None:
+        batches.hold()
+        commit(verdict)
+        batches.count()
+
+    async def work(plan: _Plan) -> None:
+        commit_in_batch(await judge_unit(backend, setup, plan))
+
+    try:
+        return await run_units(
+            units, work, concurrency, progress=progress, backend=backend, summary=summary, started=started
+        )
+    finally:
+        batches.flush()
+
+
+class _CommitBatches:
+    """The local run's verdicts committed in groups: up to ``rows`` per commit, and none held longer
+    than ``delay_s`` after the first of its group (a timer on the event loop, so a slow judge's last
+    verdicts are committed while it thinks about the next ones).
+
+    Why: with the store's WAL journal at ``synchronous = NORMAL`` a commit of its own cost about as
+    much CPU as the rest of storing a verdict (issue 16). What a kill at any moment loses is still
+    only what the store never committed (the verdicts in flight, and those of at most the last
+    ``delay_s``), which the same command judges again; the primary key keeps any duplicate out. A
+    Ray run (whose driver blocks the event loop while it waits for results) commits each verdict.
+    """
+
+    def __init__(self, store: JudgeBenchStore, rows: int = 64, delay_s: float = 0.2) -> None:
+        self.store = store
+        self.rows = rows
+        self.delay_s = delay_s
+        self.pending = 0
+        self.timer: asyncio.TimerHandle | None = None
+
+    def hold(self) -> None:
+        """Before a write: open a group (and its timer) unless one is open."""
+        if self.pending == 0 and self.timer is None:
+            self.store.begin_batch()
+            self.timer = asyncio.get_running_loop().call_later(self.delay_s, self.flush)
+
+    def count(self) -> None:
+        """After a write: commit the group once it holds ``rows`` verdicts."""
+        self.pending += 1
+        if self.pending >= self.rows:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit the open group now (also at the end of the run, however it ends)."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.pending = 0
+        self.store.commit_batch()
 
 
 @dataclass(frozen=True)
@@ -331,11 +382,35 @@ async def judge_unit(backend: ModelBackend, setup: JudgeSetup, plan: _Plan) -> V
 
 
 class _PromptTexts(dict):
-    """Records' tools and references as prompt text (JSON, indent 2, as released), rendered once."""
+    """Records' tools and references as prompt text (JSON, indent 2, as released), rendered once.
+
+    Also each plan's calls as prompt text and each record's reference calls, kept for the run: a
+    plan is judged under every condition, draw and Prometheus metric, and ``json.dumps`` with an
+    indent runs in pure Python, so rendering the calls per request was the largest share of a
+    judge call's own CPU (issue 16). The text is the one :meth:`PromptTemplate.render` would make.
+    """
 
     def __init__(self, records: dict[str, JudgeBenchRecord]) -> None:
         super().__init__()
         self.records = records
+        self.plan_calls: dict[tuple[str, str, str, str], str] = {}
+        self.reference: dict[str, list[dict[str, Any]]] = {}
+
+    def calls_text(self, plan: _Plan) -> str:
+        """``plan``'s calls in the released shape, as the template renders a list (indent 2)."""
+        key = (plan.generator, plan.record.id, plan.difficulty, plan.variant)
+        text = self.plan_calls.get(key)
+        if text is None:
+            text = json.dumps(openai_style(plan.calls), indent=2, ensure_ascii=False)
+            self.plan_calls[key] = text
+        return text
+
+    def expected_calls(self, record: JudgeBenchRecord) -> list[dict[str, Any]]:
+        """``record.expected_calls()``, computed once per record (the reference judges only read it)."""
+        calls = self.reference.get(record.id)
+        if calls is None:
+            calls = self.reference[record.id] = record.expected_calls()
+        return calls
 
     def __missing__(self, key: tuple[str, str]) -> str:
         record_id, field_name = key
@@ -348,7 +423,7 @@ def _prompt_values(plan: _Plan) -> dict[str, Any]:
     values: dict[str, Any] = {
         "user_message": plan.record.query(plan.difficulty),
         "available_tools": plan.texts[(plan.record.id, "available_tools")],
-        "generated_tool_calls": openai_style(plan.calls),
+        "generated_tool_calls": plan.texts.calls_text(plan),
     }
     if plan.shown is not None:
         values["expected_responses"] = plan.texts[(plan.shown.id, "expected_responses")]
@@ -374,8 +449,8 @@ def _context(plan: _Plan, attempt: int, metric: str | None = None) -> TaskContex
             "role": "judge",
             "condition": plan.condition,
             "difficulty": plan.difficulty,
-            "expected_calls": plan.record.expected_calls(),
-            "reference_calls": plan.shown.expected_calls() if plan.shown is not None else None,
+            "expected_calls": plan.texts.expected_calls(plan.record),
+            "reference_calls": plan.texts.expected_calls(plan.shown) if plan.shown is not None else None,
             "predicted_calls": plan.calls,
             "metric": metric,
             "attempt": attempt,

@@ -41,6 +41,8 @@ _SCORE_LINE = re.compile(r"\bscore\s*[:=]\s*([1-5])\b", re.I)
 _ALIASES: dict[str, tuple[str, ...]] = {
     m: (RELEASED_KEYS[m], m, RELEASED_KEYS[m].replace("_accuracy", "")) for m in METRICS
 }
+#: Every accepted spelling, to tell at once whether an object names a metric at all.
+_ANY_ALIAS = frozenset(alias for aliases in _ALIASES.values() for alias in aliases)
 
 
 # --------------------------------------------------------------------------- judges
@@ -107,7 +109,7 @@ class JudgeReply(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _from_released(cls, obj: Any) -> dict[str, Any]:
-        if not isinstance(obj, dict) or not any(alias in obj for aliases in _ALIASES.values() for alias in aliases):
+        if not isinstance(obj, dict) or _ANY_ALIAS.isdisjoint(obj):
             raise ValueError("the object names no metric")
         values: dict[str, float | None] = {}
         notes: dict[str, str] = {}

@@ -4,7 +4,9 @@ A unit of work is one generator call ``(generator, record, difficulty)`` or one 
 ``(judge, generator, record, difficulty, condition, sample, variant)``; each is committed as soon as it
 finishes (WAL journal), so a run killed at any moment loses at most the units in flight,
 and re-running the same command skips what is stored: nothing is lost or duplicated (the
-primary keys forbid duplicates). Rows with status ``error`` (the model call failed for
+primary keys forbid duplicates). A local judge run groups its verdicts (:meth:`JudgeBenchStore.begin_batch`,
+at most 64 rows or 0.2 s per commit), so a kill also loses the verdicts of at most the last 0.2 s,
+which the next run judges again. Rows with status ``error`` (the model call failed for
 infrastructure reasons) are retried on resume; ``empty``/``unparseable`` predictions and
 ``null`` judgements are final outcomes and are reported, not retried.
 
@@ -12,7 +14,7 @@ The store keeps the records it was run on (with a content fingerprint) and the s
 every model and condition; resuming with different records or settings is refused.
 
 The file is opened through :mod:`tooldiag.sqlite` (autocommit: each row is its own
-transaction). Its header is ``meta(suite = judgebench, store_version = 2)``, the keys the
+transaction unless a batch is open). Its header is ``meta(suite = judgebench, store_version = 2)``, the keys the
 first stores were written with; row timestamps are ISO-8601 text.
 
 Version 2 added two keys to a judgement: ``sample`` (the draw index, 0 for the first draw, so a
@@ -39,8 +41,32 @@ from tooldiag.trajectory import dump_json_repaired, repair_value
 
 def _utf8_safe(*row: Any) -> tuple[Any, ...]:
     """A row whose text UTF-8 can hold: lone surrogates (``"\\ud800"`` in a model's reply) become
-    U+FFFD, so a judge's or generator's odd text is stored instead of aborting the write (issue 20)."""
-    return repair_value(row)[0]
+    U+FFFD, so a judge's or generator's odd text is stored instead of aborting the write (issue 20).
+
+    The row is walked only when one of its strings cannot be encoded as it is (a lone surrogate is
+    the one thing that UTF-8 refuses): every other row is returned as it came, which is what the
+    walk would return for it, without paying for the walk on every verdict (issue 16)."""
+    for item in row:
+        if isinstance(item, str) and not item.isascii():
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return repair_value(row)[0]
+    return row
+
+
+def _json_repaired(value: Any, **dumps: Any) -> str:
+    """``json.dumps(repair_value(value)[0], **dumps)``: the JSON text of ``value`` with lone surrogates
+    as U+FFFD, walking ``value`` only when its text shows one.
+
+    ``json.dumps`` (``ensure_ascii``, the default here) writes every surrogate as a ``\\udXXX``
+    escape, so text without ``\\ud`` came from strings without any, and repairing them would change
+    nothing; text with it (a surrogate, a Hangul syllable, an escaped backslash before ``ud``) takes
+    the walk, which yields the same text as before for all of them."""
+    text = json.dumps(value, **dumps)
+    if "\\ud" not in text:
+        return text
+    return json.dumps(repair_value(value)[0], **dumps)
 
 
 STORE_FILE = "judgebench.sqlite"
@@ -261,8 +287,8 @@ class JudgeBenchStore:
                 record_id,
                 difficulty,
                 status,
-                json.dumps(repair_value(calls)[0]) if calls is not None else None,
-                json.dumps(repair_value(raw)[0], default=str) if raw is not None else None,
+                _json_repaired(calls) if calls is not None else None,
+                _json_repaired(raw, default=str) if raw is not None else None,
                 error,
                 latency_s,
                 sqlite.iso_time(),
@@ -339,8 +365,8 @@ class JudgeBenchStore:
                 v.get("parameter_structure"),
                 v.get("sequence"),
                 v.get("coverage"),
-                json.dumps(repair_value(verdict)[0]) if verdict is not None else None,
-                json.dumps(repair_value(raw)[0], default=str) if raw is not None else None,
+                _json_repaired(verdict) if verdict is not None else None,
+                _json_repaired(raw, default=str) if raw is not None else None,
                 attempts,
                 error,
                 prompt,
@@ -349,6 +375,17 @@ class JudgeBenchStore:
                 variant,
             ),
         )
+
+    def begin_batch(self) -> None:
+        """Open a transaction that the following writes join, until :meth:`commit_batch` (a judge run
+        commits its verdicts in groups: a commit per verdict cost as much as the rest of storing it)."""
+        if not self.db.in_transaction:
+            self.db.execute("BEGIN")
+
+    def commit_batch(self) -> None:
+        """Commit the writes since :meth:`begin_batch`; nothing when no batch is open."""
+        if self.db.in_transaction:
+            self.db.execute("COMMIT")
 
     #: Columns of :meth:`judgement_rows`, in order.
     JUDGEMENT_ROW_COLUMNS = (
