@@ -1,0 +1,108 @@
+"""Grading sessions keep instances in the budget's worker and compare them there.
+
+The expectation is always BFCL's own ``state_checker`` on instance copies brought back to this
+process (``BudgetedSession()``'s plain mode, the one the grader used before), so the worker's
+comparison must give the very same dict, mismatches and their details included.
+"""
+
+from __future__ import annotations
+
+import pytest
+from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import state_checker
+
+from tooldiag.suites.bfcl.budget import BudgetedSession, ExecutionBudget, InstanceSnapshot, snapshot_of
+from tooldiag.suites.bfcl.executor import BackendSession
+
+CONFIG = {"GorillaFileSystem": {"root": {"home": {"type": "directory", "contents": {}}}}}
+CLASSES = ["GorillaFileSystem", "MathAPI"]
+CASE = "multi_turn_base_31"
+
+
+def both_sides(session: BudgetedSession, model_steps: list[list[str]], truth: list[str]) -> tuple[dict, dict]:
+    """Run the model's steps, then the ground truth, as BFCL's checker does (eval-mode names)."""
+    model: dict = {}
+    for step in model_steps:
+        _, model = session.execute(step, CONFIG, CLASSES, "grade_1", CASE, is_evaL_run=True)
+    _, ground = session.execute(truth, CONFIG, CLASSES, "grade_1_ground_truth", CASE, is_evaL_run=True)
+    return model, ground
+
+
+def expected(model_steps: list[list[str]], truth: list[str]) -> dict:
+    return state_checker(*both_sides(BudgetedSession(), model_steps, truth))
+
+
+def test_execute_returns_references_to_one_snapshot_per_call_list():
+    session = BudgetedSession(snapshots_in_worker=True)
+    _, first = session.execute(["mkdir(dir_name='a')"], CONFIG, CLASSES, "m", CASE)
+    _, second = session.execute(["ls()"], CONFIG, CLASSES, "m", CASE)
+    assert list(first) == CLASSES and all(isinstance(ref, InstanceSnapshot) for ref in first.values())
+    assert snapshot_of(first) is not None and snapshot_of(first) != snapshot_of(second)
+    assert snapshot_of({}) is None and snapshot_of({"MathAPI": object()}) is None
+
+
+def test_the_worker_compares_as_bfcl_compares_copies():
+    truth = ["mkdir(dir_name='a')", "cd(folder='a')", "echo(content='x', file_name='f')"]
+    for model_steps in (
+        [["mkdir(dir_name='a')"], ["cd(folder='a')", "echo(content='x', file_name='f')"]],  # same state
+        [["mkdir(dir_name='a')"], ["cd(folder='a')", "echo(content='y', file_name='f')"]],  # other content
+        [["mkdir(dir_name='b')"]],  # another folder
+    ):
+        session = BudgetedSession(snapshots_in_worker=True)
+        model, ground = both_sides(session, model_steps, truth)
+        assert session.state_check(model, ground) == expected(model_steps, truth)
+    mismatch = expected([["mkdir(dir_name='b')"]], truth)
+    assert mismatch["valid"] is False and mismatch["error_type"] == "multi_turn:instance_state_mismatch"
+
+
+def test_the_snapshot_compared_is_the_state_after_its_own_call_list():
+    """A later call list on the same instances does not change what an earlier reference stands for."""
+    session = BudgetedSession(snapshots_in_worker=True)
+    _, early = session.execute(["mkdir(dir_name='a')"], CONFIG, CLASSES, "m", CASE)
+    session.execute(["mkdir(dir_name='b')"], CONFIG, CLASSES, "m", CASE)
+    _, ground = session.execute(["mkdir(dir_name='a')"], CONFIG, CLASSES, "g", CASE)
+    assert session.state_check(early, ground)["valid"] is True
+    copies = session.fetch_instances(early, ground)
+    assert state_checker(*copies)["valid"] is True
+    assert "'a'" in repr(vars(copies[0]["GorillaFileSystem"])) and "'b'" not in repr(
+        vars(copies[0]["GorillaFileSystem"])
+    )
+
+
+def test_snapshots_are_rebuilt_after_a_call_over_budget_ends_the_worker():
+    budget = ExecutionBudget(cpu_seconds=1, memory_mb=256, wall_seconds=120)
+    model_steps = [
+        ["mkdir(dir_name='a')", "power(base=10, exponent=1000000000000000)", "echo(content='x', file_name='f')"]
+    ]
+    truth = ["mkdir(dir_name='a')", "echo(content='x', file_name='f')"]
+    session = BudgetedSession(budget, snapshots_in_worker=True)
+    model, ground = both_sides(session, model_steps, truth)
+    assert session.over_budget == 1
+    plain = BudgetedSession(budget)
+    assert session.state_check(model, ground) == state_checker(*both_sides(plain, model_steps, truth))
+    assert session.state_check(model, ground)["valid"] is True
+
+
+def test_a_checker_exception_in_the_worker_is_raised_here():
+    """Instances of other classes on the two sides: BFCL's checker raises a KeyError, here as there."""
+    session, plain = BudgetedSession(snapshots_in_worker=True), BudgetedSession()
+    refs = [session.execute([], CONFIG, [name], "m", CASE)[1] for name in CLASSES]
+    copies = [plain.execute([], CONFIG, [name], "m", CASE)[1] for name in CLASSES]
+    with pytest.raises(KeyError) as theirs:
+        state_checker(*copies)
+    with pytest.raises(KeyError) as ours:
+        session.state_check(*refs)
+    assert ours.value.args == theirs.value.args == ("MathAPI",)
+
+
+def test_math_results_in_the_worker_equal_in_process_execution():
+    """``mpmath`` loads lazily in the worker (on ``logarithm``): the same results as an eager import."""
+    calls = [
+        "mean(numbers=[1.0, 2.5])",
+        "logarithm(value=7.0, base=3.0, precision=50)",
+        "square_root(number=2.0, precision=40)",
+        "logarithm(value=100.0, base=10.0, precision=30)",
+    ]
+    ours = BudgetedSession(return_instances=False).execute(calls, {}, ["MathAPI"], "m", CASE)[0]
+    theirs = BackendSession().execute(calls, {}, ["MathAPI"], "m", CASE)[0]
+    assert ours == theirs
+    assert "mpf('1.77124374916142226006792830708245771806647133459" in ours[1]
