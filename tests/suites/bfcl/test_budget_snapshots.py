@@ -11,7 +11,6 @@ import pytest
 from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import state_checker
 
 from tooldiag.suites.bfcl.budget import BudgetedSession, ExecutionBudget, InstanceSnapshot, snapshot_of
-from tooldiag.suites.bfcl.executor import BackendSession
 
 CONFIG = {"GorillaFileSystem": {"root": {"home": {"type": "directory", "contents": {}}}}}
 CLASSES = ["GorillaFileSystem", "MathAPI"]
@@ -92,17 +91,3 @@ def test_a_checker_exception_in_the_worker_is_raised_here():
     with pytest.raises(KeyError) as ours:
         session.state_check(*refs)
     assert ours.value.args == theirs.value.args == ("MathAPI",)
-
-
-def test_math_results_in_the_worker_equal_in_process_execution():
-    """``mpmath`` loads lazily in the worker (on ``logarithm``): the same results as an eager import."""
-    calls = [
-        "mean(numbers=[1.0, 2.5])",
-        "logarithm(value=7.0, base=3.0, precision=50)",
-        "square_root(number=2.0, precision=40)",
-        "logarithm(value=100.0, base=10.0, precision=30)",
-    ]
-    ours = BudgetedSession(return_instances=False).execute(calls, {}, ["MathAPI"], "m", CASE)[0]
-    theirs = BackendSession().execute(calls, {}, ["MathAPI"], "m", CASE)[0]
-    assert ours == theirs
-    assert "mpf('1.77124374916142226006792830708245771806647133459" in ours[1]

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import importlib.util
 import math
 import os
 import pickle
@@ -351,33 +350,8 @@ def _vm_size_bytes() -> int:
         return 0
 
 
-#: Libraries a backend module imports at its top but uses in few of its calls: loaded on first use.
-#: ``mpmath`` (``MathAPI.logarithm`` only) costs about 0.3 s of CPU to import where no bytecode is
-#: cached, in every worker that meets a ``MathAPI`` case (``bench/README.md``, fifth pass).
-LAZY_LIBRARIES = ("mpmath",)
-
-
-def _import_lazily(name: str) -> None:
-    """Put ``name`` in ``sys.modules`` as a module that executes on its first attribute access
-    (``importlib.util.LazyLoader``, the standard recipe); a module already loaded or not
-    installed is left alone. The loaded module is the same module, so results do not change;
-    its import then runs inside the call that needs it, under that call's budget."""
-    if name in sys.modules:
-        return
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None:
-        return
-    loader = importlib.util.LazyLoader(spec.loader)
-    spec.loader = loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    loader.exec_module(module)
-
-
 def _serve(memory_mb: int, cpu_seconds: int) -> None:
     """Answer requests on stdin until it closes; backend prints go to stderr."""
-    for name in LAZY_LIBRARIES:
-        _import_lazily(name)
     import bfcl_eval.eval_checker.multi_turn_eval.func_source_code  # noqa: F401 - counted in the baseline
 
     requests = os.fdopen(os.dup(0), "rb")
