@@ -53,18 +53,34 @@ def test_the_worker_compares_as_bfcl_compares_copies():
     assert mismatch["valid"] is False and mismatch["error_type"] == "multi_turn:instance_state_mismatch"
 
 
-def test_the_snapshot_compared_is_the_state_after_its_own_call_list():
-    """A later call list on the same instances does not change what an earlier reference stands for."""
+def test_a_snapshot_a_later_call_list_changed_is_refused_not_compared():
+    """BFCL's checker compares each turn's last snapshots before anything else runs on them; an
+    older one no longer holds the state it stood for, and comparing it would be wrong."""
     session = BudgetedSession(snapshots_in_worker=True)
     _, early = session.execute(["mkdir(dir_name='a')"], CONFIG, CLASSES, "m", CASE)
-    session.execute(["mkdir(dir_name='b')"], CONFIG, CLASSES, "m", CASE)
-    _, ground = session.execute(["mkdir(dir_name='a')"], CONFIG, CLASSES, "g", CASE)
-    assert session.state_check(early, ground)["valid"] is True
-    copies = session.fetch_instances(early, ground)
-    assert state_checker(*copies)["valid"] is True
-    assert "'a'" in repr(vars(copies[0]["GorillaFileSystem"])) and "'b'" not in repr(
-        vars(copies[0]["GorillaFileSystem"])
+    _, late = session.execute(["mkdir(dir_name='b')"], CONFIG, CLASSES, "m", CASE)
+    _, ground = session.execute(["mkdir(dir_name='a')", "mkdir(dir_name='b')"], CONFIG, CLASSES, "g", CASE)
+    with pytest.raises(RuntimeError, match="changed by a later call list"):
+        session.state_check(early, ground)
+    assert session.state_check(late, ground)["valid"] is True
+    model, truth = session.fetch_instances(late, ground)
+    assert state_checker(model, truth)["valid"] is True
+    assert "'b'" in repr(vars(model["GorillaFileSystem"]))
+
+
+def test_long_context_snapshots_are_copies_taken_at_once():
+    """``long_context`` instances share the session's extension data: their snapshots are pickled
+    when taken, so a later call list on other instances cannot change what they stand for."""
+    session = BudgetedSession(snapshots_in_worker=True)
+    run = {"initial_config": CONFIG, "involved_classes": CLASSES, "test_entry_id": CASE, "long_context": True}
+    _, model = session.execute(["mkdir(dir_name='a')"], model_name="m", **run)
+    _, ground = session.execute(["mkdir(dir_name='a')"], model_name="g", **run)
+    plain = BudgetedSession()
+    expected_result = state_checker(
+        plain.execute(["mkdir(dir_name='a')"], model_name="m", **run)[1],
+        plain.execute(["mkdir(dir_name='a')"], model_name="g", **run)[1],
     )
+    assert session.state_check(model, ground) == expected_result
 
 
 def test_snapshots_are_rebuilt_after_a_call_over_budget_ends_the_worker():

@@ -23,14 +23,14 @@ a kill it knows which call was running):
   seeded ``random.Random``, no clock in compared state), so the case goes on with the
   state it had before the call that was over budget, as if that call had raised.
 
-A grading session (``snapshots_in_worker=True``) does not bring instances back at all: after each
-call list the worker pickles the instances, as it would to send them, but keeps the bytes, and
-:meth:`BudgetedSession.execute` returns :class:`InstanceSnapshot` references in their place;
-:meth:`BudgetedSession.state_check` then runs BFCL's ``state_checker`` in the worker on the two
-snapshots, unpickled there, which are the very copies the parent used to compare. The parent
-thus neither unpickles every step's instances (8 MB for 200 ``base`` cases) nor imports the
-backends' modules (``MathAPI`` brings ``mpmath``: 0.3 s without bytecode), which was a third of
-its grading CPU (``bench/README.md``, fifth pass). A replay recreates the snapshots with the
+A grading session (``snapshots_in_worker=True``) does not bring instances back at all:
+:meth:`BudgetedSession.execute` returns :class:`InstanceSnapshot` references in their place, the
+worker keeps the instances as they were after that call list (:class:`_Snapshots`: the live ones
+while nothing changed them, pickled where instances share state), and
+:meth:`BudgetedSession.state_check` runs BFCL's ``state_checker`` there. Before, every step's
+instances were pickled, sent and unpickled here (8 MB for 200 ``base`` cases, and the import of
+every backend's module, ``mpmath`` for ``MathAPI``: 0.3 s without bytecode), a third of this
+process's grading CPU (``bench/README.md``, fifth pass). A replay recreates the snapshots with the
 calls.
 
 Results are the executor's strings (:class:`~tooldiag.suites.bfcl.executor.BackendSession`
@@ -56,7 +56,7 @@ import weakref
 from dataclasses import dataclass
 from typing import IO, Any
 
-from tooldiag.suites.bfcl.executor import BackendSession
+from tooldiag.suites.bfcl.executor import BackendSession, instance_name
 
 _HEADER = struct.Struct("<Q")
 
@@ -366,8 +366,8 @@ def _serve(memory_mb: int, cpu_seconds: int) -> None:
     hard_cpu = resource.getrlimit(resource.RLIMIT_CPU)[1]
     sessions: dict[int, BackendSession] = {}
     configs: dict[int, dict] = {}
-    #: Per session, the pickled instances after each call list of a grading session (by snapshot number).
-    snapshots: dict[int, dict[int, bytes]] = {}
+    #: Per grading session, the instances after each of its call lists (by snapshot number).
+    snapshots: dict[int, _Snapshots] = {}
     while True:
         header = requests.read(_HEADER.size)
         if len(header) != _HEADER.size:
@@ -384,11 +384,14 @@ def _serve(memory_mb: int, cpu_seconds: int) -> None:
             continue
         if kind in ("state_check", "fetch"):
             _set_cpu_limit(cpu_seconds, hard_cpu)
-            _write(replies, _answer(kind, message[2:], snapshots.get(sid, {})))
+            _write(replies, _answer(kind, message[2:], snapshots.get(sid) or _Snapshots()))
             continue
         calls, classes, model_name, entry_id, long_context, is_eval, want_instances = message[2:]
         session = sessions[sid]
         arguments = (configs[sid], classes, model_name, entry_id, long_context, is_eval)
+        kept = snapshots.get(sid)
+        if calls and kept is not None:
+            kept.touch(model_name, entry_id, is_eval, classes)
         for call in calls:
             _set_cpu_limit(cpu_seconds, hard_cpu)
             _write(replies, session.execute([call], *arguments)[0][0])
@@ -397,12 +400,60 @@ def _serve(memory_mb: int, cpu_seconds: int) -> None:
         else:  # also creates the instances when ``calls`` is empty
             instances = session.execute([], *arguments)[1]
             if isinstance(want_instances, tuple):  # ("keep", n): snapshot n of a grading session
-                snapshots.setdefault(sid, {})[want_instances[1]] = pickle.dumps(
-                    instances, protocol=pickle.HIGHEST_PROTOCOL
-                )
+                kept = snapshots.setdefault(sid, _Snapshots())
+                kept.keep(want_instances[1], instances, (model_name, entry_id, is_eval, classes), long_context)
                 _write(replies, None)
             else:
                 _write(replies, instances if want_instances else None)
+
+
+class _Snapshots:
+    """One grading session's instances after each of its call lists, in the worker.
+
+    Where the session's instances share no mutable state (every category but ``long_context``,
+    whose ``TravelAPI`` instances share the session's extension cards, ``executor.py``), the
+    instances after a call list stay what they are until a later call list runs on them: the
+    snapshot is the live instances, valid while their version is unchanged, and comparing them is
+    comparing the copies the parent used to compare, without pickling either. ``long_context``
+    snapshots are pickled at once. A snapshot that a later call list changed is refused (BFCL's
+    checker compares each turn's last ones, before anything else runs on them).
+    """
+
+    def __init__(self) -> None:
+        self.pickled: dict[int, bytes] = {}
+        self.live: dict[int, tuple[dict[str, Any], dict[str, int]]] = {}
+        #: Per instance name, how many call lists ran on it.
+        self.versions: dict[str, int] = {}
+
+    @staticmethod
+    def _names(model_name: str, entry_id: str, is_eval: bool, classes: list[str]) -> list[str]:
+        owner = model_name + "_eval" if is_eval else model_name  # BackendSession.execute's naming
+        return [instance_name(owner, entry_id, class_name) for class_name in classes]
+
+    def touch(self, model_name: str, entry_id: str, is_eval: bool, classes: list[str]) -> None:
+        """A call list is about to run on these instances."""
+        for name in self._names(model_name, entry_id, is_eval, classes):
+            self.versions[name] = self.versions.get(name, 0) + 1
+
+    def keep(self, number: int, instances: dict[str, Any], owner: tuple[Any, ...], shared: bool) -> None:
+        if shared:
+            self.pickled[number] = pickle.dumps(instances, protocol=pickle.HIGHEST_PROTOCOL)
+            return
+        names = self._names(*owner)
+        self.live[number] = (instances, {name: self.versions.get(name, 0) for name in names})
+
+    def instances(self, number: int) -> dict[str, Any]:
+        if number in self.pickled:
+            return pickle.loads(self.pickled[number])
+        instances, versions = self.live[number]
+        if any(self.versions.get(name, 0) != version for name, version in versions.items()):
+            raise RuntimeError(f"snapshot {number} of the grading session was changed by a later call list")
+        return instances
+
+    def pickled_bytes(self, number: int) -> bytes:
+        if number in self.pickled:
+            return self.pickled[number]
+        return pickle.dumps(self.instances(number), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _set_cpu_limit(cpu_seconds: int, hard_cpu: int) -> None:
@@ -412,15 +463,15 @@ def _set_cpu_limit(cpu_seconds: int, hard_cpu: int) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard_cpu))
 
 
-def _answer(kind: str, arguments: tuple[Any, ...], kept: dict[int, bytes]) -> tuple[str, Any]:
+def _answer(kind: str, arguments: tuple[Any, ...], kept: _Snapshots) -> tuple[str, Any]:
     """``("ok", value)`` or ``("raise", exception)`` for a ``state_check`` or ``fetch`` request."""
     try:
         if kind == "fetch":
-            return "ok", [kept[snapshot] for snapshot in arguments[0]]
+            return "ok", [kept.pickled_bytes(snapshot) for snapshot in arguments[0]]
         from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import state_checker
 
         model_id, truth_id = arguments
-        return "ok", state_checker(pickle.loads(kept[model_id]), pickle.loads(kept[truth_id]))
+        return "ok", state_checker(kept.instances(model_id), kept.instances(truth_id))
     except Exception as exc:  # noqa: BLE001 - raised again in the parent, as the checker there would have
         return "raise", exc
 
