@@ -81,6 +81,10 @@ def test_long_context_snapshots_are_copies_taken_at_once():
         plain.execute(["mkdir(dir_name='a')"], model_name="g", **run)[1],
     )
     assert session.state_check(model, ground) == expected_result
+    _, again = session.execute(["mkdir(dir_name='b')"], model_name="m", **run)  # replaces m's pickle
+    with pytest.raises(RuntimeError, match="changed by a later call list"):
+        session.state_check(model, ground)
+    assert session.state_check(again, ground)["valid"] is False
 
 
 def test_snapshots_are_rebuilt_after_a_call_over_budget_ends_the_worker():

@@ -415,12 +415,15 @@ class _Snapshots:
     instances after a call list stay what they are until a later call list runs on them: the
     snapshot is the live instances, valid while their version is unchanged, and comparing them is
     comparing the copies the parent used to compare, without pickling either. ``long_context``
-    snapshots are pickled at once. A snapshot that a later call list changed is refused (BFCL's
-    checker compares each turn's last ones, before anything else runs on them).
+    snapshots are pickled at once, the latest of each owner kept. A snapshot that a later call
+    list changed (or replaced) is refused (BFCL's checker compares each turn's last ones, before
+    anything else runs on them).
     """
 
     def __init__(self) -> None:
         self.pickled: dict[int, bytes] = {}
+        #: Per owner (its instance names), the number of its one pickled snapshot.
+        self.latest_pickled: dict[tuple[str, ...], tuple[int, ...]] = {}
         self.live: dict[int, tuple[dict[str, Any], dict[str, int]]] = {}
         #: Per instance name, how many call lists ran on it.
         self.versions: dict[str, int] = {}
@@ -436,15 +439,20 @@ class _Snapshots:
             self.versions[name] = self.versions.get(name, 0) + 1
 
     def keep(self, number: int, instances: dict[str, Any], owner: tuple[Any, ...], shared: bool) -> None:
-        if shared:
-            self.pickled[number] = pickle.dumps(instances, protocol=pickle.HIGHEST_PROTOCOL)
-            return
         names = self._names(*owner)
+        if shared:  # only the owner's latest pickle is kept: the worker's memory budget is the calls'
+            for older in self.latest_pickled.pop(tuple(names), ()):
+                self.pickled.pop(older, None)
+            self.pickled[number] = pickle.dumps(instances, protocol=pickle.HIGHEST_PROTOCOL)
+            self.latest_pickled[tuple(names)] = (number,)
+            return
         self.live[number] = (instances, {name: self.versions.get(name, 0) for name in names})
 
     def instances(self, number: int) -> dict[str, Any]:
         if number in self.pickled:
             return pickle.loads(self.pickled[number])
+        if number not in self.live:
+            raise RuntimeError(f"snapshot {number} of the grading session was changed by a later call list")
         instances, versions = self.live[number]
         if any(self.versions.get(name, 0) != version for name, version in versions.items()):
             raise RuntimeError(f"snapshot {number} of the grading session was changed by a later call list")

@@ -5,10 +5,10 @@ runs unchanged. Only its executor is swapped: the module's
 ``execute_multi_turn_func_call`` is pointed at the current grading call's
 :class:`~tooldiag.suites.bfcl.budget.BudgetedSession`, so nothing a model produced is
 ``eval``'d, every call runs under a CPU and memory budget, and no instance outlives its
-grading call. Its ``state_checker`` is routed too: the instances stay in the budget's worker as
-pickled snapshots (:class:`~tooldiag.suites.bfcl.budget.InstanceSnapshot`) and BFCL's own
-``state_checker`` compares them there, so this process neither unpickles every step's
-instances nor imports the backends' modules. Each grading call also uses a
+grading call. Its ``state_checker`` is routed too: the instances stay in the budget's worker
+(:class:`~tooldiag.suites.bfcl.budget.InstanceSnapshot` references come back) and BFCL's own
+``state_checker`` compares them there, so no step's instances are pickled for this process and
+it imports no backend module. Each grading call also uses a
 fresh identifier-safe model name, so even BFCL's own naming scheme can never collide.
 
 The two pre-checks of ``eval_runner._evaluate_single_multi_turn_entry`` come first:
