@@ -23,6 +23,16 @@ a kill it knows which call was running):
   seeded ``random.Random``, no clock in compared state), so the case goes on with the
   state it had before the call that was over budget, as if that call had raised.
 
+A grading session (``snapshots_in_worker=True``) does not bring instances back at all:
+:meth:`BudgetedSession.execute` returns :class:`InstanceSnapshot` references in their place, the
+worker keeps the instances as they were after that call list (:class:`_Snapshots`: the live ones
+while nothing changed them, pickled where instances share state), and
+:meth:`BudgetedSession.state_check` runs BFCL's ``state_checker`` there. Before, every step's
+instances were pickled, sent and unpickled here (8 MB for 200 ``base`` cases, and the import of
+every backend's module, ``mpmath`` for ``MathAPI``: 0.3 s without bytecode), a third of this
+process's grading CPU (``bench/README.md``, fifth pass). A replay recreates the snapshots with the
+calls.
+
 Results are the executor's strings (:class:`~tooldiag.suites.bfcl.executor.BackendSession`
 runs inside the worker), so with budgets that are never reached everything is identical
 to in-process execution. The budget is read from ``TOOLDIAG_BFCL_CPU_S``,
@@ -46,9 +56,28 @@ import weakref
 from dataclasses import dataclass
 from typing import IO, Any
 
-from tooldiag.suites.bfcl.executor import BackendSession
+from tooldiag.suites.bfcl.executor import BackendSession, instance_name
 
 _HEADER = struct.Struct("<Q")
+
+
+@dataclass(frozen=True)
+class InstanceSnapshot:
+    """Stands for one backend instance of a grading session, as it was after one call list: the
+    worker keeps the pickled instances (snapshot ``snapshot`` of the session) and compares them
+    there (:meth:`BudgetedSession.state_check`)."""
+
+    snapshot: int
+    class_name: str
+
+
+def snapshot_of(instances: dict[str, Any]) -> int | None:
+    """The one snapshot a map of :class:`InstanceSnapshot` stands for; ``None`` for anything else
+    (real instances, an empty map, references of several snapshots)."""
+    ids = {ref.snapshot if isinstance(ref, InstanceSnapshot) else None for ref in instances.values()}
+    if len(ids) != 1:
+        return None
+    return ids.pop()
 
 
 @dataclass(frozen=True)
@@ -159,6 +188,11 @@ class _Worker:
             on_result.append(self.receive())
         return self.receive()
 
+    def ask(self, message: tuple[Any, ...]) -> Any:
+        """Send one request of one reply (``state_check``, ``fetch``); the reply."""
+        self.send(message)
+        return self.receive()
+
     def close(self) -> None:
         self.alive = False
         if self.process.poll() is None:
@@ -199,16 +233,25 @@ def _worker(budget: ExecutionBudget) -> _Worker:
 class BudgetedSession:
     """:class:`~tooldiag.suites.bfcl.executor.BackendSession`'s contract, every call under a budget."""
 
-    def __init__(self, budget: ExecutionBudget | None = None, return_instances: bool = True) -> None:
+    def __init__(
+        self,
+        budget: ExecutionBudget | None = None,
+        return_instances: bool = True,
+        snapshots_in_worker: bool = False,
+    ) -> None:
         self.budget = budget or ExecutionBudget.from_env()
         #: The grader compares instances; a rollout only reads results, so it skips their pickling.
         self.return_instances = return_instances
+        #: Instances stay in the worker, pickled after each call list; ``execute`` returns
+        #: :class:`InstanceSnapshot` references and :meth:`state_check` compares them there.
+        self.snapshots_in_worker = snapshots_in_worker
+        self._snapshots = 0
         self._worker: _Worker | None = None
         self._sid = 0
         self._config_sent = False
         self._initial_config: dict = {}
-        #: Completed requests, replayed into a fresh worker after a kill.
-        self._log: list[tuple[list[str], tuple[Any, ...]]] = []
+        #: Completed requests (calls, context, what the worker kept), replayed into a fresh worker after a kill.
+        self._log: list[tuple[list[str], tuple[Any, ...], Any]] = []
         #: How many calls ended over budget (tests and reports read it).
         self.over_budget = 0
 
@@ -221,8 +264,8 @@ class BudgetedSession:
         weakref.finalize(self, worker.release, self._sid)
         worker.send(("config", self._sid, self._initial_config))
         worker.receive()
-        for calls, context in self._log:  # replay: same calls, same order, results already known
-            worker.run(("execute", self._sid, calls, *context, False), [])
+        for calls, context, kept in self._log:  # replay: same calls, same order, results already known
+            worker.run(("execute", self._sid, calls, *context, kept), [])
         return worker
 
     def execute(
@@ -239,30 +282,61 @@ class BudgetedSession:
         if not self._config_sent:
             self._initial_config, self._config_sent = initial_config, True
         context = (list(involved_classes), model_name, test_entry_id, long_context, is_evaL_run)
+        want: Any = self.return_instances
+        if self.snapshots_in_worker:  # the worker keeps this call list's instances as snapshot n
+            self._snapshots += 1
+            want = ("keep", self._snapshots)
         results: list[str] = []
         remaining = list(func_call_list)
         for _attempt in range(len(remaining) + 2):
             done: list[str] = []
             try:
                 worker = self._bind()
-                instances = worker.run(("execute", self._sid, remaining, *context, self.return_instances), done)
+                instances = worker.run(("execute", self._sid, remaining, *context, want), done)
             except WorkerDied:
                 if done:
-                    self._log.append((remaining[: len(done)], context))
+                    self._log.append((remaining[: len(done)], context, False))
                 results.extend(done)
                 if len(done) < len(remaining):  # this call was over budget: BFCL's error string
                     self.over_budget += 1
                     results.append(cpu_exceeded(self.budget))
                     remaining = remaining[len(done) + 1 :]
-                else:  # every call completed; the worker ended returning the instances
+                else:  # every call completed; the worker ended returning (or keeping) the instances
                     remaining = []
-                if not remaining and not self.return_instances:
+                if not remaining and not want:
                     return results, {}
                 continue
-            self._log.append((remaining, context))
+            self._log.append((remaining, context, want if self.snapshots_in_worker else False))
             results.extend(done)
+            if self.snapshots_in_worker:
+                return results, {name: InstanceSnapshot(want[1], name) for name in dict.fromkeys(involved_classes)}
             return results, instances or {}
         raise WorkerDied("the execution worker keeps ending without running a call")
+
+    def state_check(self, model_instances: dict[str, Any], truth_instances: dict[str, Any]) -> dict[str, Any]:
+        """BFCL's ``state_checker`` on two maps of :class:`InstanceSnapshot`, run in the worker on
+        the snapshots (what it returns, or what it raised, raised here). :class:`WorkerDied` when
+        the comparison ended the worker twice (the caller then compares :meth:`fetch_instances`)."""
+        model_id, truth_id = snapshot_of(model_instances), snapshot_of(truth_instances)
+        if model_id is None or truth_id is None:
+            raise ValueError("state_check compares maps of InstanceSnapshot of this session")
+        for _attempt in range(2):
+            try:
+                status, value = self._bind().ask(("state_check", self._sid, model_id, truth_id))
+            except WorkerDied:
+                continue
+            if status == "raise":
+                raise value
+            return value
+        raise WorkerDied("the state check ended the execution worker twice")
+
+    def fetch_instances(self, *maps: dict[str, Any]) -> list[dict[str, Any]]:
+        """The instances that maps of :class:`InstanceSnapshot` stand for, unpickled here."""
+        ids = [snapshot_of(instances) for instances in maps]
+        status, blobs = self._bind().ask(("fetch", self._sid, ids))
+        if status == "raise":
+            raise blobs
+        return [pickle.loads(blob) for blob in blobs]
 
 
 # -- the worker process --------------------------------------------------------
@@ -292,6 +366,8 @@ def _serve(memory_mb: int, cpu_seconds: int) -> None:
     hard_cpu = resource.getrlimit(resource.RLIMIT_CPU)[1]
     sessions: dict[int, BackendSession] = {}
     configs: dict[int, dict] = {}
+    #: Per grading session, the instances after each of its call lists (by snapshot number).
+    snapshots: dict[int, _Snapshots] = {}
     while True:
         header = requests.read(_HEADER.size)
         if len(header) != _HEADER.size:
@@ -300,24 +376,112 @@ def _serve(memory_mb: int, cpu_seconds: int) -> None:
         for sid in dropped:
             sessions.pop(sid, None)
             configs.pop(sid, None)
+            snapshots.pop(sid, None)
         kind, sid = message[0], message[1]
         if kind == "config":
             sessions[sid], configs[sid] = BackendSession(), message[2]
             _write(replies, None)
             continue
+        if kind in ("state_check", "fetch"):
+            _set_cpu_limit(cpu_seconds, hard_cpu)
+            _write(replies, _answer(kind, message[2:], snapshots.get(sid) or _Snapshots()))
+            continue
         calls, classes, model_name, entry_id, long_context, is_eval, want_instances = message[2:]
         session = sessions[sid]
         arguments = (configs[sid], classes, model_name, entry_id, long_context, is_eval)
+        kept = snapshots.get(sid)
+        if calls and kept is not None:
+            kept.touch(model_name, entry_id, is_eval, classes)
         for call in calls:
-            used = resource.getrusage(resource.RUSAGE_SELF)
-            soft = math.ceil(used.ru_utime + used.ru_stime) + cpu_seconds
-            resource.setrlimit(resource.RLIMIT_CPU, (soft, hard_cpu))
+            _set_cpu_limit(cpu_seconds, hard_cpu)
             _write(replies, session.execute([call], *arguments)[0][0])
         if calls and not want_instances:
             _write(replies, None)
         else:  # also creates the instances when ``calls`` is empty
             instances = session.execute([], *arguments)[1]
-            _write(replies, instances if want_instances else None)
+            if isinstance(want_instances, tuple):  # ("keep", n): snapshot n of a grading session
+                kept = snapshots.setdefault(sid, _Snapshots())
+                kept.keep(want_instances[1], instances, (model_name, entry_id, is_eval, classes), long_context)
+                _write(replies, None)
+            else:
+                _write(replies, instances if want_instances else None)
+
+
+class _Snapshots:
+    """One grading session's instances after each of its call lists, in the worker.
+
+    Where the session's instances share no mutable state (every category but ``long_context``,
+    whose ``TravelAPI`` instances share the session's extension cards, ``executor.py``), the
+    instances after a call list stay what they are until a later call list runs on them: the
+    snapshot is the live instances, valid while their version is unchanged, and comparing them is
+    comparing the copies the parent used to compare, without pickling either. ``long_context``
+    snapshots are pickled at once, the latest of each owner kept. A snapshot that a later call
+    list changed (or replaced) is refused (BFCL's checker compares each turn's last ones, before
+    anything else runs on them).
+    """
+
+    def __init__(self) -> None:
+        self.pickled: dict[int, bytes] = {}
+        #: Per owner (its instance names), the number of its one pickled snapshot.
+        self.latest_pickled: dict[tuple[str, ...], tuple[int, ...]] = {}
+        self.live: dict[int, tuple[dict[str, Any], dict[str, int]]] = {}
+        #: Per instance name, how many call lists ran on it.
+        self.versions: dict[str, int] = {}
+
+    @staticmethod
+    def _names(model_name: str, entry_id: str, is_eval: bool, classes: list[str]) -> list[str]:
+        owner = model_name + "_eval" if is_eval else model_name  # BackendSession.execute's naming
+        return [instance_name(owner, entry_id, class_name) for class_name in classes]
+
+    def touch(self, model_name: str, entry_id: str, is_eval: bool, classes: list[str]) -> None:
+        """A call list is about to run on these instances."""
+        for name in self._names(model_name, entry_id, is_eval, classes):
+            self.versions[name] = self.versions.get(name, 0) + 1
+
+    def keep(self, number: int, instances: dict[str, Any], owner: tuple[Any, ...], shared: bool) -> None:
+        names = self._names(*owner)
+        if shared:  # only the owner's latest pickle is kept: the worker's memory budget is the calls'
+            for older in self.latest_pickled.pop(tuple(names), ()):
+                self.pickled.pop(older, None)
+            self.pickled[number] = pickle.dumps(instances, protocol=pickle.HIGHEST_PROTOCOL)
+            self.latest_pickled[tuple(names)] = (number,)
+            return
+        self.live[number] = (instances, {name: self.versions.get(name, 0) for name in names})
+
+    def instances(self, number: int) -> dict[str, Any]:
+        if number in self.pickled:
+            return pickle.loads(self.pickled[number])
+        if number not in self.live:
+            raise RuntimeError(f"snapshot {number} of the grading session was changed by a later call list")
+        instances, versions = self.live[number]
+        if any(self.versions.get(name, 0) != version for name, version in versions.items()):
+            raise RuntimeError(f"snapshot {number} of the grading session was changed by a later call list")
+        return instances
+
+    def pickled_bytes(self, number: int) -> bytes:
+        if number in self.pickled:
+            return self.pickled[number]
+        return pickle.dumps(self.instances(number), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _set_cpu_limit(cpu_seconds: int, hard_cpu: int) -> None:
+    """The soft CPU limit: this process's CPU so far plus the budget of one call."""
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    soft = math.ceil(used.ru_utime + used.ru_stime) + cpu_seconds
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard_cpu))
+
+
+def _answer(kind: str, arguments: tuple[Any, ...], kept: _Snapshots) -> tuple[str, Any]:
+    """``("ok", value)`` or ``("raise", exception)`` for a ``state_check`` or ``fetch`` request."""
+    try:
+        if kind == "fetch":
+            return "ok", [kept.pickled_bytes(snapshot) for snapshot in arguments[0]]
+        from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import state_checker
+
+        model_id, truth_id = arguments
+        return "ok", state_checker(kept.instances(model_id), kept.instances(truth_id))
+    except Exception as exc:  # noqa: BLE001 - raised again in the parent, as the checker there would have
+        return "raise", exc
 
 
 def _write(replies: IO[bytes], value: Any) -> None:

@@ -5,7 +5,10 @@ runs unchanged. Only its executor is swapped: the module's
 ``execute_multi_turn_func_call`` is pointed at the current grading call's
 :class:`~tooldiag.suites.bfcl.budget.BudgetedSession`, so nothing a model produced is
 ``eval``'d, every call runs under a CPU and memory budget, and no instance outlives its
-grading call. Each grading call also uses a
+grading call. Its ``state_checker`` is routed too: the instances stay in the budget's worker
+(:class:`~tooldiag.suites.bfcl.budget.InstanceSnapshot` references come back) and BFCL's own
+``state_checker`` compares them there, so no step's instances are pickled for this process and
+it imports no backend module. Each grading call also uses a
 fresh identifier-safe model name, so even BFCL's own naming scheme can never collide.
 
 The two pre-checks of ``eval_runner._evaluate_single_multi_turn_entry`` come first:
@@ -22,7 +25,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from tooldiag.suites.bfcl.budget import BudgetedSession
+from tooldiag.suites.bfcl.budget import BudgetedSession, WorkerDied, snapshot_of
 from tooldiag.suites.bfcl.data import BfclCase
 from tooldiag.suites.bfcl.decode import is_empty_execute_response
 from tooldiag.trajectory import Grade
@@ -30,6 +33,7 @@ from tooldiag.trajectory import Grade
 _SESSION: contextvars.ContextVar[BudgetedSession | None] = contextvars.ContextVar("bfcl_session", default=None)
 _COUNTER = itertools.count()
 _checker_module = None
+_original_state_checker: Callable[[dict, dict], dict] | None = None
 
 
 def _patched_execute(*args: Any, **kwargs: Any):
@@ -39,13 +43,30 @@ def _patched_execute(*args: Any, **kwargs: Any):
     return session.execute(*args, **kwargs)
 
 
+def _patched_state_checker(model_instances: dict, ground_truth_instances: dict) -> dict:
+    """BFCL's ``state_checker``, run in the worker on the snapshots the session's executions kept;
+    on anything but two maps of snapshots (or a worker the comparison ended twice), here."""
+    assert _original_state_checker is not None
+    session = _SESSION.get()
+    remote = snapshot_of(model_instances) is not None and snapshot_of(ground_truth_instances) is not None
+    if session is None or not remote:
+        return _original_state_checker(model_instances, ground_truth_instances)
+    try:
+        return session.state_check(model_instances, ground_truth_instances)
+    except WorkerDied:
+        model, truth = session.fetch_instances(model_instances, ground_truth_instances)
+        return _original_state_checker(model, truth)
+
+
 def _checker():
-    """Import BFCL's checker module once and route its executor to our sessions."""
-    global _checker_module
+    """Import BFCL's checker module once and route its executor and state checker to our sessions."""
+    global _checker_module, _original_state_checker
     if _checker_module is None:
         from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_checker
 
         multi_turn_checker.execute_multi_turn_func_call = _patched_execute
+        _original_state_checker = multi_turn_checker.state_checker
+        multi_turn_checker.state_checker = _patched_state_checker
         _checker_module = multi_turn_checker
     return _checker_module
 
@@ -71,7 +92,7 @@ def _compact_details(details: dict[str, Any]) -> dict[str, Any]:
 def grade_decoded(case: BfclCase, decoded_turns: list[list[list[str]]]) -> Grade:
     """Run BFCL's checker on already-decoded turns (steps that decode empty removed)."""
     checker = _checker()
-    session = BudgetedSession()
+    session = BudgetedSession(snapshots_in_worker=True)
     token = _SESSION.set(session)
     try:
         result = checker.multi_turn_checker(
