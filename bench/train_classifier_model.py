@@ -6,8 +6,8 @@
 
 Training rows: every labelled file (``en-original``, the ``*-dev`` files, batches ``a`` to ``f``
 and ``h``) except the measuring batch ``g`` (:data:`MEASURED_ONLY`), which was written blind
-after the rules and this model were frozen (docs/diagnostic.md, "A learned model beside the rules"). Tool-call rows are left
-out: the rules find calls (99.3 % recall unseen); the model separates ask, refuse,
+before this round's tuning and never trained on (docs/diagnostic.md, "A learned model beside the
+rules"). Tool-call rows are left out: the rules find calls (99.3 % recall unseen); the model separates ask, refuse,
 confirm and other. Pure Python and seeded, so the output is byte-identical for the same
 rows on any machine (weights rounded to 4 decimals; the file is gzip with mtime 0).
 

@@ -1,9 +1,9 @@
 """Every labelled emission file (tests/data/classifier/*.jsonl): format, coverage, and floors.
 
-The held-out files (``*-holdout-c``, ``*-holdout-d``) were written by authors who never saw
-the rules, and the rules were never tuned on them; batches ``a`` and ``b`` were measured
-untouched first and then tuned on (bench/classifier_eval.py counts them as dev). The floors below sit a few points
-under the figures measured when the rules were frozen (docs/diagnostic.md, "Measuring the
+The held-out files (``*-holdout-g``) were written by authors who saw only the class definitions,
+and the rules were never tuned on them; batches ``a`` to ``f`` and ``h`` were measured untouched
+first and then tuned on (bench/classifier_eval.py counts them as dev). The floors below sit a few
+points under the figures measured when the rules were frozen (docs/diagnostic.md, "Measuring the
 classifier"), so a regression fails here while a cue extension does not.
 """
 
@@ -22,11 +22,11 @@ from tooldiag.classify.language import SUPPORTED_LANGUAGES
 FOLDER = Path(__file__).resolve().parents[1] / "data" / "classifier"
 NAME = re.compile(r"^(?P<language>[a-z]{2})-(?P<split>dev|holdout|original)(?:-(?P<batch>[a-z]))?\.jsonl$")
 FIELDS = {"id", "split", "role", "content", "label", "note"}  # tool_calls: absent or null when none
-HELD_OUT = ("-holdout-c.jsonl", "-holdout-d.jsonl")
+HELD_OUT = ("-holdout-g.jsonl",)
 
-#: Accuracy floors of the default scheme on the never-tuned held-out rows (c + d), per language.
-#: Measured when the rules were frozen: en 89.8, es 86.2, fr 83.8, de 88.8, pt 86.2, it 82.5, zh 92.5, ja 85.0.
-FLOORS = {"en": 0.86, "es": 0.81, "fr": 0.79, "de": 0.83, "pt": 0.81, "it": 0.77, "zh": 0.87, "ja": 0.80}
+#: Accuracy floors of the default scheme on the never-tuned held-out rows (batch g), per language.
+#: Measured when the rules were frozen: en 92.0, es 92.0, fr 90.0, de 88.0, pt 90.0, it 94.0, zh 94.0, ja 94.0.
+FLOORS = {"en": 0.89, "es": 0.86, "fr": 0.84, "de": 0.82, "pt": 0.84, "it": 0.88, "zh": 0.88, "ja": 0.88}
 
 
 def read(path: Path) -> list[dict]:
@@ -66,7 +66,7 @@ def test_every_supported_language_has_dev_and_never_tuned_held_out_rows(files):
         names = [name for name in files if name.startswith(f"{code}-")]
         assert any("-dev" in name or "-original" in name for name in names), code
         held = [row for name in names if name.endswith(HELD_OUT) for row in files[name]]
-        assert len(held) >= 80, code
+        assert len(held) >= 50, code
         assert set(Counter(row["label"] for row in held)) == {a.value for a in ActionClass}, code
 
 
@@ -83,7 +83,8 @@ def test_default_scheme_on_the_never_tuned_held_out_rows(held_out):
     for code, floor in FLOORS.items():
         assert accuracy[code] >= floor, (code, accuracy[code])
     overall = sum(sum(hits) for hits in by_language.values()) / len(held_out)
-    assert overall >= 0.85 and overall  # measured 87.9 %; paper 47.4 % - paper_hits / len(held_out) >= 0.30
+    assert overall >= 0.89  # measured 91.9 %
+    assert overall - paper_hits / len(held_out) >= 0.30  # the paper scheme: 44.2 %
 
 
 def test_second_rater_labels_name_held_out_rows(files):
