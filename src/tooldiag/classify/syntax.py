@@ -21,7 +21,7 @@ import ast
 import itertools
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -379,20 +379,21 @@ def _function_keyed_calls(value: Any) -> bool:
     """Call objects the paper's normalisation does not list (kept out of it, so the ``paper``
     scheme stays as released): ``{"function": "name", "arguments": {...}}`` and
     ``{"type": "function", "name": "name", "parameters": {...}}``, alone or in a list."""
-    items = value if isinstance(value, list) else [value]
-    if not items:
+    return _every_call_object(value, _function_keyed_call)
+
+
+def _function_keyed_call(item: dict[str, Any]) -> bool:
+    if item.get("type", "function") != "function" or len(set(item) - {"type", "id"}) != 2:
         return False
-    for item in items:
-        if not isinstance(item, dict):
-            return False
-        keys = set(item) - {"type", "id"}
-        if item.get("type", "function") != "function" or len(keys) != 2:
-            return False
-        name = item.get("function", item.get("name"))
-        arguments = next((item[key] for key in _ARGUMENT_KEYS if key in item), None)
-        if not isinstance(name, str) or not name or not isinstance(arguments, dict):
-            return False
-    return True
+    name = item.get("function", item.get("name"))
+    arguments = next((item[key] for key in _ARGUMENT_KEYS if key in item), None)
+    return isinstance(name, str) and bool(name) and isinstance(arguments, dict)
+
+
+def _every_call_object(value: Any, is_call: Callable[[dict[str, Any]], bool]) -> bool:
+    """``value`` (one object or a non-empty list of them) holds only objects ``is_call`` accepts."""
+    items = value if isinstance(value, list) else [value]
+    return bool(items) and all(isinstance(item, dict) and is_call(item) for item in items)
 
 
 _LINE_OPENS_JSON = re.compile(r"\n[ \t]*(?=[\[{])")
@@ -407,19 +408,14 @@ def _json_call_after_prose(text: str, max_starts: int = 5) -> bool:
 
 def _openai_style_calls(value: Any) -> bool:
     """``{"tool_calls": [...]}``, ``{"function": {"name": ...}}`` or a list of those."""
-    items = value if isinstance(value, list) else [value]
-    if not items:
-        return False
-    for item in items:
-        if not isinstance(item, dict):
-            return False
-        if isinstance(item.get("tool_calls"), list) and item["tool_calls"]:
-            continue
-        function = item.get("function")
-        if isinstance(function, dict) and isinstance(function.get("name"), str):
-            continue
-        return False
-    return True
+    return _every_call_object(value, _openai_style_call)
+
+
+def _openai_style_call(item: dict[str, Any]) -> bool:
+    if isinstance(item.get("tool_calls"), list) and item["tool_calls"]:
+        return True
+    function = item.get("function")
+    return isinstance(function, dict) and isinstance(function.get("name"), str)
 
 
 @lru_cache(maxsize=64)
