@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.suites.tau2.test_trials import PLAN, REFERENCE, _simulation
-from tests.suites.tau2.v101_fixtures import action, info, task, write_banking
+from tests.suites.tau2.test_trials import write_trials_file
+from tests.suites.tau2.v101_fixtures import write_banking
 from tests.support.html_tables import parse_html
 from tooldiag.cli.main import main
 from tooldiag.suites.tau2.html import TRIALS_TABLE
@@ -22,15 +22,7 @@ from tooldiag.suites.tau2.html import TRIALS_TABLE
 @pytest.fixture
 def trials_path(tmp_path: Path) -> Path:
     """The airline file of test_trials (3 trials of tasks w, r, e), written from its PLAN."""
-    tasks = [task(t, [action(f"{t}_0", *REFERENCE[t])] if t in REFERENCE else [], ["DB"]) for t in PLAN]
-    sims = [_simulation(t, trial, *entry) for t, entries in PLAN.items() for trial, entry in enumerate(entries)]
-    block = info("airline")
-    block["num_trials"] = 3
-    data = {"timestamp": "2026-07-20T10:00:00", "info": block, "tasks": tasks, "simulations": sims,
-            "simulation_index": None}  # fmt: skip
-    path = tmp_path / "airline_3_trials.json"
-    path.write_text(json.dumps(data, indent=1))
-    return path
+    return write_trials_file(tmp_path)
 
 
 def _diagnose(path: Path, fmt: str, capsys: pytest.CaptureFixture[str]) -> str:

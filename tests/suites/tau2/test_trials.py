@@ -14,6 +14,7 @@ import json
 import math
 from fractions import Fraction
 from math import comb
+from pathlib import Path
 
 import pytest
 
@@ -47,17 +48,22 @@ def _simulation(task_id: str, trial: int, passed: bool, move: str) -> dict:
     return sim.user("Thanks. ###STOP###").done(1.0 if passed else 0.0)
 
 
-@pytest.fixture
-def trials_file(tmp_path):
+def write_trials_file(folder) -> Path:
+    """The airline results file of :data:`PLAN` (3 trials of tasks w, r, e) in ``folder``."""
     tasks = [task(t, [action(f"{t}_0", *REFERENCE[t])] if t in REFERENCE else [], ["DB"]) for t in PLAN]
     sims = [_simulation(t, trial, *entry) for t, entries in PLAN.items() for trial, entry in enumerate(entries)]
     block = info("airline")
     block["num_trials"] = 3
     data = {"timestamp": "2026-07-20T10:00:00", "info": block, "tasks": tasks, "simulations": sims,
             "simulation_index": None}  # fmt: skip
-    path = tmp_path / "airline_3_trials.json"
+    path = folder / "airline_3_trials.json"
     path.write_text(json.dumps(data, indent=1))
     return path
+
+
+@pytest.fixture
+def trials_file(tmp_path):
+    return write_trials_file(tmp_path)
 
 
 def _scored(tasks: list[str]) -> dict[str, list[tuple[bool, str]]]:
