@@ -7,7 +7,6 @@ read back from the HTML (its sort value for a number, its text otherwise) and co
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -19,19 +18,15 @@ import pytest
 import tooldiag
 from tests.suites.judgebench.test_human_labels import hard_labels, write_jsonl
 from tests.suites.judgebench.test_jb_stability import hand_store
-from tests.suites.judgebench.test_probes import L, P, _frame
+from tests.suites.judgebench.test_probes import L, P, _frame, order_probed_store
 from tests.support.browser import external_references
 from tests.support.html_tables import ParsedTable, parse_html
-from tooldiag.models import resolve_model
 from tooldiag.suites.judgebench.analysis import AnalysisSettings, JudgeBenchReport
 from tooldiag.suites.judgebench.bias import load_bias_inputs
 from tooldiag.suites.judgebench.evaluations import EvaluationData, load_evaluations
-from tooldiag.suites.judgebench.generate import predict
 from tooldiag.suites.judgebench.html import DATA_TABLES
-from tooldiag.suites.judgebench.judge import judge_predictions
 from tooldiag.suites.judgebench.loaders import load_records
 from tooldiag.suites.judgebench.report import analyze, write_report
-from tooldiag.suites.judgebench.store import JudgeBenchStore
 
 FAST = AnalysisSettings(n_resamples=50, workers=1)
 HUMAN = ("human_agreement", "human_kappa", "human_alignment", "human_corrected_rates")
@@ -97,14 +92,7 @@ def test_stability_table(tmp_path):
 
 @pytest.fixture(scope="module")
 def probed(tmp_path_factory):
-    records = load_records(limit=12)
-    store = JudgeBenchStore(tmp_path_factory.mktemp("html_probe") / "run")
-    for generator in ("ref/jb-oracle", "ref/jb-sloppy"):
-        asyncio.run(predict(store, records, generator, resolve_model(generator)))
-    for judge in ("ref/jb-exact", "ref/jb-order"):
-        asyncio.run(
-            judge_predictions(store, judge, resolve_model(judge), conditions=["with_gt"], probes=["order"], seed=42)
-        )
+    store = order_probed_store(tmp_path_factory.mktemp("html_probe"), load_records(limit=12))
     yield store
     store.close()
 

@@ -160,15 +160,22 @@ def _out_of_order(expected, predicted):
     return False
 
 
-@pytest.fixture(scope="module")
-def probed(tmp_path_factory, records):
-    store = JudgeBenchStore(tmp_path_factory.mktemp("probe") / "run")
+def order_probed_store(folder, records) -> JudgeBenchStore:
+    """Plans of ref/jb-oracle and ref/jb-sloppy for ``records``, judged with the reference by
+    ref/jb-exact and ref/jb-order under the order probe (seed 42), in a new store in ``folder``."""
+    store = JudgeBenchStore(folder / "run")
     for generator in ("ref/jb-oracle", "ref/jb-sloppy"):
         asyncio.run(predict(store, records, generator, resolve_model(generator)))
     for judge in ("ref/jb-exact", "ref/jb-order"):
         asyncio.run(
             judge_predictions(store, judge, resolve_model(judge), conditions=["with_gt"], probes=["order"], seed=42)
         )
+    return store
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory, records):
+    store = order_probed_store(tmp_path_factory.mktemp("probe"), records)
     yield store
     store.close()
 
