@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 
 import pytest
 
 from tests.support.fake_openai import Reply
+from tests.support.model_calls import generate_once as generate
 from tooldiag.errors import MissingDependencyError, ModelCallError, ModelCallErrorKind, UserError
 from tooldiag.models import ModelOptions, resolve_model
 from tooldiag.models.anthropic import (
@@ -45,16 +45,6 @@ def anthropic_options(server):
         return ModelOptions(**values)
 
     return make
-
-
-def generate(backend, *args, **kwargs):
-    async def go():
-        try:
-            return await backend.generate(*args, **kwargs)
-        finally:
-            await backend.aclose()
-
-    return asyncio.run(go())
 
 
 def test_messages_convert_to_the_messages_api():

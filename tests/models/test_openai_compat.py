@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
 
 from tests.support.fake_openai import Reply
+from tests.support.model_calls import generate_once as generate
 from tooldiag.errors import UserError
 from tooldiag.models import ModelOptions, resolve_model
 from tooldiag.models.openai_compat import OpenAICompatBackend, build_request_body, parse_chat_completion
@@ -19,16 +19,6 @@ WEATHER = ToolSpec(
     parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
 )
 CHAT = [Message(role="system", content="be brief"), Message(role="user", content="weather in Paris?")]
-
-
-def generate(backend, *args, **kwargs):
-    async def go():
-        try:
-            return await backend.generate(*args, **kwargs)
-        finally:
-            await backend.aclose()
-
-    return asyncio.run(go())
 
 
 def test_resolve_model_with_default_install(server, options):

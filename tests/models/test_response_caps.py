@@ -9,11 +9,10 @@ size lets the same answer through (so the cap, not the fault, is what refused it
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from tests.support.fault_server import FaultServer
+from tests.support.model_calls import generate_once
 from tooldiag.errors import ModelCallError, ModelCallErrorKind
 from tooldiag.models import ModelOptions, resolve_model
 from tooldiag.trajectory import Message
@@ -41,15 +40,7 @@ def options(base_url: str, cap: int) -> ModelOptions:
 
 
 def generate(model: str, base_url: str, cap: int):
-    backend = resolve_model(model, options(base_url, cap))
-
-    async def go():
-        try:
-            return await backend.generate(CHAT)
-        finally:
-            await backend.aclose()
-
-    return asyncio.run(go())
+    return generate_once(resolve_model(model, options(base_url, cap)), CHAT)
 
 
 def assert_refused_by_the_cap(model: str, server: FaultServer, base_url: str) -> None:

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from tests.support.fake_openai import Reply
+from tests.support.model_calls import generate_once
 from tooldiag.errors import ModelCallError, ModelCallErrorKind
 from tooldiag.models import resolve_model
 from tooldiag.models.retry import AttemptFailure, RetryPolicy, call_with_retries, parse_retry_after
@@ -20,13 +21,7 @@ CHAT = [Message(role="user", content="hi")]
 
 
 def generate(backend, config=None):
-    async def go():
-        try:
-            return await backend.generate(CHAT, config=config)
-        finally:
-            await backend.aclose()
-
-    return asyncio.run(go())
+    return generate_once(backend, CHAT, config=config)
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from tests.support.fake_openai import Reply
+from tests.support.model_calls import generate_once
 from tooldiag.models import resolve_model
 from tooldiag.models.retry import AttemptFailure, RetryPolicy, call_with_retries, public_url
 from tooldiag.trajectory import Message
@@ -13,13 +14,7 @@ CHAT = [Message(role="user", content="hi")]
 
 
 def generate(backend):
-    async def go():
-        try:
-            return await backend.generate(CHAT)
-        finally:
-            await backend.aclose()
-
-    return asyncio.run(go())
+    return generate_once(backend, CHAT)
 
 
 def test_retried_attempts_are_counted_by_kind(server, options):
