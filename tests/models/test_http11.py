@@ -19,11 +19,12 @@ from tooldiag.models.openai_compat import OpenAICompatBackend, lean_origin
 from tooldiag.models.retry import AttemptFailure
 from tooldiag.trajectory import GenerationConfig, Message
 
-Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+Handler = Callable[["ScriptedServer", asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 
 class ScriptedServer:
-    """An asyncio server on 127.0.0.1 that runs ``handler`` per connection and counts connections."""
+    """An asyncio server on 127.0.0.1 that runs ``handler(server, reader, writer)`` per connection and
+    counts connections (the handler reads requests through the server, which notes them)."""
 
     def __init__(self, handler: Handler) -> None:
         self.handler = handler
@@ -54,7 +55,7 @@ class ScriptedServer:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
         try:
-            await self.handler(reader, writer)
+            await self.handler(self, reader, writer)
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
@@ -70,7 +71,7 @@ def run(coroutine: Awaitable[None]) -> None:
 
 
 def test_sequential_requests_reuse_one_connection_and_echo_the_body():
-    async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def echo(server: ScriptedServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
             body = await server.read_request(reader)
             writer.write(reply(b"echo:" + body))
@@ -78,8 +79,6 @@ def test_sequential_requests_reuse_one_connection_and_echo_the_body():
 
     async def main() -> None:
         async with ScriptedServer(echo) as scripted:
-            nonlocal server
-            server = scripted
             client = LeanHTTPClient(scripted.origin, {"Content-Type": "application/json", "Authorization": "Bearer k"})
             answers = [await client.post("/v1/chat/completions?x=1", f"n{i}".encode(), 1000) for i in range(5)]
             await client.aclose()
@@ -91,12 +90,11 @@ def test_sequential_requests_reuse_one_connection_and_echo_the_body():
         assert f"Host: 127.0.0.1:{scripted.origin.port}\r\n" in first
         assert "Authorization: Bearer k\r\n" in first and "Content-Length: 2\r\n" in first
 
-    server: ScriptedServer
     run(main())
 
 
 def test_a_chunked_body_with_extensions_and_trailers_is_decoded_and_the_connection_kept():
-    async def chunked(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def chunked(server: ScriptedServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
             await server.read_request(reader)
             writer.write(
@@ -107,8 +105,6 @@ def test_a_chunked_body_with_extensions_and_trailers_is_decoded_and_the_connecti
 
     async def main() -> None:
         async with ScriptedServer(chunked) as scripted:
-            nonlocal server
-            server = scripted
             client = LeanHTTPClient(scripted.origin, {})
             first = await client.post("/", b"{}", 1000)
             second = await client.post("/", b"{}", 1000)
@@ -117,14 +113,13 @@ def test_a_chunked_body_with_extensions_and_trailers_is_decoded_and_the_connecti
         assert first.headers["x-thing"] == "a, b"
         assert scripted.connections == 1
 
-    server: ScriptedServer
     run(main())
 
 
 def test_a_gzip_body_is_decoded_and_a_body_that_ends_with_the_connection_is_read_whole():
     packed = gzip.compress(b'{"ok": true}')
 
-    async def gzipped(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def gzipped(server: ScriptedServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await server.read_request(reader)
         writer.write(reply(packed, extra="Content-Encoding: gzip\r\n"))
         await server.read_request(reader)
@@ -133,14 +128,11 @@ def test_a_gzip_body_is_decoded_and_a_body_that_ends_with_the_connection_is_read
 
     async def main() -> None:
         async with ScriptedServer(gzipped) as scripted:
-            nonlocal server
-            server = scripted
             client = LeanHTTPClient(scripted.origin, {})
             assert (await client.post("/", b"{}", 1000)).content == b'{"ok": true}'
             assert (await client.post("/", b"{}", 1000)).content == b"until the end"
             await client.aclose()
 
-    server: ScriptedServer
     run(main())
 
 
@@ -148,7 +140,7 @@ def test_a_gzip_body_is_decoded_and_a_body_that_ends_with_the_connection_is_read
 def test_a_body_past_the_cap_is_refused_as_too_large(framing):
     payload = b"z" * 5000
 
-    async def big(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def big(server: ScriptedServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await server.read_request(reader)
         if framing == "content-length":
             writer.write(reply(payload))
@@ -162,8 +154,6 @@ def test_a_body_past_the_cap_is_refused_as_too_large(framing):
 
     async def main() -> None:
         async with ScriptedServer(big) as scripted:
-            nonlocal server
-            server = scripted
             client = LeanHTTPClient(scripted.origin, {})
             with pytest.raises(AttemptFailure) as caught:
                 await client.post("/", b"{}", 1000)
@@ -171,12 +161,13 @@ def test_a_body_past_the_cap_is_refused_as_too_large(framing):
         assert caught.value.kind == "too_large"
         assert "exceeds the cap of 1000 bytes" in str(caught.value)
 
-    server: ScriptedServer
     run(main())
 
 
 def test_a_cancelled_request_drops_its_connection_and_the_next_one_opens_a_new_one():
-    async def slow_then_fast(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def slow_then_fast(
+        server: ScriptedServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         await server.read_request(reader)
         if server.connections == 1:  # the first connection drips its body and never finishes
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n")
@@ -189,8 +180,6 @@ def test_a_cancelled_request_drops_its_connection_and_the_next_one_opens_a_new_o
 
     async def main() -> None:
         async with ScriptedServer(slow_then_fast) as scripted:
-            nonlocal server
-            server = scripted
             client = LeanHTTPClient(scripted.origin, {})
             with pytest.raises(TimeoutError):
                 async with asyncio.timeout(0.2):  # what NetworkBackend wraps every attempt in
@@ -199,12 +188,11 @@ def test_a_cancelled_request_drops_its_connection_and_the_next_one_opens_a_new_o
             await client.aclose()
         assert client.connections_opened == 2 and scripted.connections == 2
 
-    server: ScriptedServer
     run(main())
 
 
 def test_a_reset_a_cut_body_and_a_silent_close_are_connection_failures_and_a_refused_connect_is_unreachable():
-    async def breaks(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def breaks(server: ScriptedServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await server.read_request(reader)
         if server.connections == 1:  # TCP RST before any answer
             sock = writer.get_extra_info("socket")
@@ -218,8 +206,6 @@ def test_a_reset_a_cut_body_and_a_silent_close_are_connection_failures_and_a_ref
 
     async def main() -> None:
         async with ScriptedServer(breaks) as scripted:
-            nonlocal server
-            server = scripted
             client = LeanHTTPClient(scripted.origin, {})
             failures = []
             for _ in range(3):
@@ -238,20 +224,17 @@ def test_a_reset_a_cut_body_and_a_silent_close_are_connection_failures_and_a_ref
         assert caught.value.kind == "connection" and caught.value.unreachable
         assert "cannot connect" in str(caught.value)
 
-    server: ScriptedServer
     run(main())
 
 
 def test_a_connection_the_server_closed_while_idle_is_replaced_before_reuse():
-    async def one_each(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def one_each(server: ScriptedServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await server.read_request(reader)
         writer.write(reply(b"ok"))  # keep-alive by HTTP/1.1's default, then closed anyway (an idle timeout)
         await writer.drain()
 
     async def main() -> None:
         async with ScriptedServer(one_each) as scripted:
-            nonlocal server
-            server = scripted
             client = LeanHTTPClient(scripted.origin, {})
             assert (await client.post("/", b"{}", 1000)).content == b"ok"
             await asyncio.sleep(0.1)  # the close reaches the client while it is idle
@@ -259,27 +242,23 @@ def test_a_connection_the_server_closed_while_idle_is_replaced_before_reuse():
             await client.aclose()
         assert client.connections_opened == 2
 
-    server: ScriptedServer
     run(main())
 
 
 def test_a_reply_that_is_not_http_is_a_connection_failure():
-    async def garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def garbage(server: ScriptedServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await server.read_request(reader)
         writer.write(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")
         await writer.drain()
 
     async def main() -> None:
         async with ScriptedServer(garbage) as scripted:
-            nonlocal server
-            server = scripted
             client = LeanHTTPClient(scripted.origin, {})
             with pytest.raises(AttemptFailure, match=r"not an HTTP/1\.1 reply") as caught:
                 await client.post("/", b"{}", 1000)
             await client.aclose()
         assert caught.value.kind == "connection"
 
-    server: ScriptedServer
     run(main())
 
 
@@ -295,7 +274,7 @@ def test_only_plain_http_without_a_proxy_takes_the_lean_client(monkeypatch):
 
 
 def test_the_backend_answers_over_the_lean_client_with_the_servers_error_text():
-    async def chat(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def chat(server: ScriptedServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
             await server.read_request(reader)
             if len(server.requests) == 1:
@@ -307,8 +286,6 @@ def test_the_backend_answers_over_the_lean_client_with_the_servers_error_text():
 
     async def main() -> None:
         async with ScriptedServer(chat) as scripted:
-            nonlocal server
-            server = scripted
             options = ModelOptions(base_url=f"http://127.0.0.1:{scripted.origin.port}/v1", max_retries=0)
             backend = OpenAICompatBackend("m", options)
             assert backend._origin is not None  # the lean path, not httpx
@@ -321,5 +298,4 @@ def test_the_backend_answers_over_the_lean_client_with_the_servers_error_text():
         assert scripted.requests[0].startswith(b"POST /v1/chat/completions HTTP/1.1\r\n")
         assert scripted.connections == 1
 
-    server: ScriptedServer
     run(main())
