@@ -223,24 +223,27 @@ def test_read_plan(emission, status):
     assert read_plan(emission)[0] == status
 
 
-SLOW_JUDGE = textwrap.dedent(
-    """
-    import asyncio, sys
-    from tooldiag.models.registry import provider, resolve_model
-    from tooldiag.models.base import ModelBackend
+def slow_judge_script(delay_s: float) -> str:
+    """A script that runs the CLI with a ``slow/...`` provider: ref/jb-exact, ``delay_s`` late per call
+    (slow enough for a test to kill the run mid-way)."""
+    return textwrap.dedent(
+        f"""
+        import asyncio, sys
+        from tooldiag.models.registry import provider, resolve_model
+        from tooldiag.models.base import ModelBackend
 
-    class Slow(ModelBackend):
-        def __init__(self):
-            self.inner = resolve_model("ref/jb-exact")
-        async def complete(self, request):
-            await asyncio.sleep(0.02)
-            return await self.inner.complete(request)
+        class Slow(ModelBackend):
+            def __init__(self):
+                self.inner = resolve_model("ref/jb-exact")
+            async def complete(self, request):
+                await asyncio.sleep({delay_s})
+                return await self.inner.complete(request)
 
-    provider("slow")(lambda name, options: Slow())
-    from tooldiag.cli.main import main
-    main(sys.argv[1:])
-    """
-)
+        provider("slow")(lambda name, options: Slow())
+        from tooldiag.cli.main import main
+        main(sys.argv[1:])
+        """
+    )
 
 
 def test_killed_judge_run_resumes_without_loss_or_duplicates(tmp_path, records):
@@ -249,7 +252,7 @@ def test_killed_judge_run_resumes_without_loss_or_duplicates(tmp_path, records):
         run_predict(store, records, "ref/jb-oracle")
         expected_units = 2 * len(store.predictions(status="ok"))
     script = tmp_path / "slow_judge.py"
-    script.write_text(SLOW_JUDGE)
+    script.write_text(slow_judge_script(0.02))
     args = [
         sys.executable,
         str(script),

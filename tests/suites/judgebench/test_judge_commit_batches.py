@@ -15,11 +15,11 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import textwrap
 import time
 
 import pytest
 
+from tests.suites.judgebench.test_jb_runners import slow_judge_script
 from tooldiag.errors import repair_value
 from tooldiag.models import resolve_model
 from tooldiag.models.base import ModelBackend
@@ -130,31 +130,11 @@ def test_batched_verdicts_are_the_rows_a_commit_per_verdict_writes(tmp_path, rec
     assert len(rows) > 64 and rows == verdict_rows(expected_dir)
 
 
-SLOW_JUDGE = textwrap.dedent(
-    """
-    import asyncio, sys
-    from tooldiag.models.registry import provider, resolve_model
-    from tooldiag.models.base import ModelBackend
-
-    class Slow(ModelBackend):
-        def __init__(self):
-            self.inner = resolve_model("ref/jb-exact")
-        async def complete(self, request):
-            await asyncio.sleep(0.01)
-            return await self.inner.complete(request)
-
-    provider("slow")(lambda name, options: Slow())
-    from tooldiag.cli.main import main
-    main(sys.argv[1:])
-    """
-)
-
-
 def test_a_run_killed_mid_group_resumes_to_the_rows_of_an_uninterrupted_run(tmp_path, records):
     run_dir = tmp_path / "run"
     units = 2 * predicted(run_dir, records)
     script = tmp_path / "slow_judge.py"
-    script.write_text(SLOW_JUDGE)
+    script.write_text(slow_judge_script(0.01))
     args = [sys.executable, str(script), "judgebench", "judge", "-j", "slow/exact", "--run-dir", str(run_dir)]
     args += ["-q", "-c", "4"]
     env = {**os.environ, "TOOLDIAG_CACHE_DIR": str(tmp_path / "cache")}
