@@ -61,7 +61,7 @@ from tooldiag.classify.language import UNDETERMINED, detect_language
 from tooldiag.classify.learned import shipped_model
 from tooldiag.classify.multilingual import LanguageRules, structural_signals
 from tooldiag.classify.registry import SchemeOptions, scheme
-from tooldiag.classify.syntax import structured_call_names, text_holds_tool_call
+from tooldiag.classify.syntax import REASONING_BLOCK, structured_call_names, text_holds_tool_call
 from tooldiag.errors import UserError
 
 #: With ``learned=True``, the learned model overrides an ask/other reading of the rules at this
@@ -183,7 +183,6 @@ def _mask_blockquotes(text: str) -> str:
 
 
 # Reasoning the model did not address to the user (Qwen3, DeepSeek-R1 style).
-_THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
 _SPACES_IN_LINE = re.compile(r"[^\S\n]+")
 #: ASCII whitespace other than " " and "\n" (what ``\s`` and ``str.isspace`` accept).
 _OTHER_ASCII_SPACES = ("\t", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f")
@@ -521,7 +520,7 @@ def clean_for_cues(text: str) -> list[str]:
     if "*" in text or "_" in text or "~" in text:
         text = _EMPHASIS.sub("", text)
     if "<" in text:
-        text = _THINK.sub(" ", text)
+        text = REASONING_BLOCK.sub(" ", text)
     if "`" in text:
         text = _INLINE_CODE.sub(" code ", _CODE_FENCE.sub(" ", text))
     if "http" in text or "www." in text:

@@ -28,6 +28,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from tooldiag.classify.syntax import REASONING_BLOCK
+
 #: Languages with cue data in the ``default`` scheme (ISO 639-1).
 SUPPORTED_LANGUAGES: tuple[str, ...] = ("en", "es", "fr", "de", "pt", "it", "zh", "ja")
 
@@ -37,7 +39,6 @@ UNDETERMINED = "und"
 #: Only the start of an emission is read: the language rarely changes mid-reply.
 SAMPLE_CHARS = 600
 
-_THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
 _CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`|<tool_call>.*?(?:</tool_call>|\Z)", re.DOTALL)
 
 _KANA = "\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f"
@@ -181,7 +182,7 @@ def detect_language(text: str) -> str:
     """
     sample = text[:SAMPLE_CHARS] if len(text) > SAMPLE_CHARS else text
     if "<" in sample or "`" in sample:
-        sample = _CODE.sub(" ", _THINK.sub(" ", sample))
+        sample = _CODE.sub(" ", REASONING_BLOCK.sub(" ", sample))
     sample = sample.lower()
     marks: dict[str, int] = {}
     if not sample.isascii():

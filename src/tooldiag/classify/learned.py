@@ -25,6 +25,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from tooldiag.classify.syntax import REASONING_BLOCK
+
 #: Name of the shipped weights file inside ``tooldiag.classify/model/`` (hashed into the cue digest).
 MODEL_FILE = "text_model.json.gz"
 
@@ -33,7 +35,6 @@ HEAD_CHARS = 600
 TAIL_CHARS = 1400
 MAX_FEATURE_CHARS = HEAD_CHARS + TAIL_CHARS
 
-_THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
 _CODE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+")
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
@@ -48,7 +49,7 @@ def _prepare(text: str) -> str:
     if len(text) > 4 * MAX_FEATURE_CHARS:
         text = text[: 2 * HEAD_CHARS] + "\n" + text[-2 * TAIL_CHARS :]
     if "<" in text:
-        text = _THINK.sub(" ", text)
+        text = REASONING_BLOCK.sub(" ", text)
     if "```" in text:
         text = _CODE.sub(" code ", text)
     if "://" in text or "www." in text:

@@ -183,14 +183,18 @@ def structured_call_names(emission: Any) -> list[str]:
     return names
 
 
+#: A reasoning block (``<think>``, ``<thinking>``, ``<reasoning>``; an unclosed one runs to the end):
+#: what a model wrote while thinking is not its answer. The one pattern the language detector, the
+#: default rules, the learned model's features and the fenced-call test all remove.
+REASONING_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
+
+
 # -- the default scheme's extensions ----------------------------------------------
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|\Z)", re.DOTALL)
 #: A fence whose tag says Python (or says nothing), with the tag and the body apart.
 _PYTHON_FENCE = re.compile(
     r"```[ \t]*(python|py|tool_code|tool_call|)[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE
 )
-#: Reasoning blocks: a call written only while thinking is not the answer.
-_REASONING = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
 
 
 def _is_call_node(node: ast.AST, *, need_keywords: bool) -> bool:
@@ -285,7 +289,7 @@ def fenced_python_calls(text: str, max_fences: int = 8) -> bool:
     tool call, and a fence inside a reasoning block is not the answer.
     """
     if "<" in text:
-        text = _REASONING.sub(" ", text)
+        text = REASONING_BLOCK.sub(" ", text)
     for match in itertools.islice(_PYTHON_FENCE.finditer(text), max_fences):
         body = match.group(2).strip()
         if not body or not (python_call_syntax(body) or python_call_block(body) or _bare_tool_call(body)):
