@@ -451,12 +451,10 @@ class _Snapshots:
     def instances(self, number: int) -> dict[str, Any]:
         if number in self.pickled:
             return pickle.loads(self.pickled[number])
-        if number not in self.live:
+        live = self.live.get(number)
+        if live is None or any(self.versions.get(name, 0) != version for name, version in live[1].items()):
             raise RuntimeError(f"snapshot {number} of the grading session was changed by a later call list")
-        instances, versions = self.live[number]
-        if any(self.versions.get(name, 0) != version for name, version in versions.items()):
-            raise RuntimeError(f"snapshot {number} of the grading session was changed by a later call list")
-        return instances
+        return live[0]
 
     def pickled_bytes(self, number: int) -> bytes:
         if number in self.pickled:
