@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -246,6 +247,22 @@ def slow_judge_script(delay_s: float) -> str:
     )
 
 
+def kill_once(args: list[str], env: dict[str, str], count: Callable[[], int], *, at_least: int, poll_s: float) -> int:
+    """Start ``args``, SIGKILL it once ``count()`` reaches ``at_least`` (or it exits, or 60 s pass);
+    what ``count()`` read last."""
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    done = 0
+    while time.time() < deadline:
+        time.sleep(poll_s)
+        done = count()
+        if done >= at_least or proc.poll() is not None:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    return done
+
+
 def test_killed_judge_run_resumes_without_loss_or_duplicates(tmp_path, records):
     run_dir = tmp_path / "run"
     with JudgeBenchStore(run_dir) as store:
@@ -267,17 +284,12 @@ def test_killed_judge_run_resumes_without_loss_or_duplicates(tmp_path, records):
         "2",
     ]
     env = {**os.environ, "TOOLDIAG_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.time() + 60
-    done = 0
-    while time.time() < deadline:
-        time.sleep(0.2)
+
+    def stored() -> int:
         with JudgeBenchStore(run_dir, create=False) as store:
-            done = store.count("judgements")
-        if done >= 20 or proc.poll() is not None:
-            break
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+            return store.count("judgements")
+
+    done = kill_once(args, env, stored, at_least=20, poll_s=0.2)
     assert 0 < done < expected_units, "the run should have been killed midway"
     finished = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
     assert finished.returncode == 0, finished.stderr

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import time
 
 import pytest
 
-from tests.suites.judgebench.test_jb_runners import slow_judge_script
+from tests.suites.judgebench.test_jb_runners import kill_once, slow_judge_script
 from tooldiag.errors import repair_value
 from tooldiag.models import resolve_model
 from tooldiag.models.base import ModelBackend
@@ -138,16 +137,7 @@ def test_a_run_killed_mid_group_resumes_to_the_rows_of_an_uninterrupted_run(tmp_
     args = [sys.executable, str(script), "judgebench", "judge", "-j", "slow/exact", "--run-dir", str(run_dir)]
     args += ["-q", "-c", "4"]
     env = {**os.environ, "TOOLDIAG_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.time() + 60
-    done = 0
-    while time.time() < deadline:
-        time.sleep(0.05)
-        done = committed(run_dir)
-        if done >= 10 or proc.poll() is not None:
-            break
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+    done = kill_once(args, env, lambda: committed(run_dir), at_least=10, poll_s=0.05)
     assert 0 < done < units, "the run should have been killed midway"
     finished = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
     assert finished.returncode == 0, finished.stderr
