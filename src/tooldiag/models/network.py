@@ -214,13 +214,21 @@ class NetworkBackend(ModelBackend, Generic[Prepared, Reply]):
                 raise AttemptFailure("timeout", f"no answer within {deadline:g} s (whole-request deadline)") from None
             latency = time.perf_counter() - started
         try:
-            emission = repair_emission(self.parse_reply(reply))
+            emission = self.emission_of(reply)
         except AttemptFailure:
             raise
         except Exception as exc:  # noqa: BLE001 - a reply no parser foresaw is still a classified failure
             raise AttemptFailure("malformed", f"malformed response: {type(exc).__name__}: {exc}") from None
         emission.latency_s = latency
         return emission
+
+    def emission_of(self, reply: Reply) -> Emission:
+        """:meth:`parse_reply`, then the surrogate repair (:func:`~tooldiag.trajectory.repair_emission`).
+
+        A provider that can tell from the reply itself that the repair would change nothing
+        (no surrogate can be in it) may return the parsed emission as it is: the repair's check
+        serialises the whole emission, raw body included, on every request (issue 16)."""
+        return repair_emission(self.parse_reply(reply))
 
     @abc.abstractmethod
     def build_request(self, request: ModelRequest) -> Prepared:

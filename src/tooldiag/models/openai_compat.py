@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import ssl
 import urllib.request
 from collections.abc import Mapping
@@ -36,7 +37,16 @@ from tooldiag.models.http11 import LeanHTTPClient, Origin
 from tooldiag.models.network import ByteCap, NetworkBackend, check_declared_length
 from tooldiag.models.registry import provider
 from tooldiag.models.retry import AttemptFailure, FailureKind, failure_for_status, parse_retry_after, redact
-from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolCall, ToolSpec, Usage
+from tooldiag.trajectory import (
+    MAX_STORED_DEPTH,
+    Emission,
+    GenerationConfig,
+    Message,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    repair_emission,
+)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -100,15 +110,55 @@ def encode_request_body(
 ) -> str:
     """``json.dumps(build_request_body(...), ensure_ascii=False)``, the same text, with the
     tool list's JSON taken from ``encoder`` (encoded once per list, not once per step)."""
+    return encode_request_bytes(model, messages, tools, tool_choice, config, encoder).decode("utf-8")
+
+
+def encode_request_bytes(
+    model: str,
+    messages: list[Message],
+    tools: list[ToolSpec] | None,
+    tool_choice: ToolChoice,
+    config: GenerationConfig,
+    encoder: ToolListEncoder | None = None,
+) -> bytes:
+    """:func:`encode_request_body` as the UTF-8 bytes sent, spliced as bytes: the cached tool
+    list is joined once into the body, never copied into a string first (``body_encoding.py``)."""
     if encoder is None or not tools or not _SPLICED_KEYS.isdisjoint(config.extra_body):
-        return json.dumps(build_request_body(model, messages, tools, tool_choice, config), ensure_ascii=False)
+        body = build_request_body(model, messages, tools, tool_choice, config)
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
     rest = build_request_body(model, messages, None, None, config)
     head = json.dumps({"model": rest.pop("model"), "messages": rest.pop("messages")}, ensure_ascii=False)
-    middle = f', "tools": {encoder.text(tools)}'
+    parts = [head[:-1].encode("utf-8"), b', "tools": ', encoder.data(tools)]
     if tool_choice is not None:
-        middle += f', "tool_choice": {json.dumps(_tool_choice_body(tool_choice), ensure_ascii=False)}'
-    tail = f", {json.dumps(rest, ensure_ascii=False)[1:]}" if rest else "}"
-    return head[:-1] + middle + tail
+        choice = json.dumps(_tool_choice_body(tool_choice), ensure_ascii=False)
+        parts.append(f', "tool_choice": {choice}'.encode())
+    parts.append(f", {json.dumps(rest, ensure_ascii=False)[1:]}".encode() if rest else b"}")
+    return b"".join(parts)
+
+
+#: The only way JSON text that is valid UTF-8 yields a lone surrogate: a ``\\uD800``-``\\uDFFF`` escape.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def surrogate_free(content: bytes, emission: Emission) -> bool:
+    """True when :func:`~tooldiag.trajectory.repair_emission` would return ``emission`` (parsed
+    from ``content``) unchanged, told without serialising it (issue 16, sixth pass).
+
+    ``content`` is decoded as UTF-8 with replacement, so its text holds a lone surrogate only
+    through an escape of one, which the byte pattern finds in ``content`` (a surrogate pair,
+    e.g. an emoji sent escaped, matches too and takes the repair's pass: correct, only slower);
+    arguments parsed from a call's ``raw_arguments`` (a decoded string, whose escapes may have
+    been escaped themselves) are checked in that string. The repair's check also fails on
+    nesting past the JSON serialiser's limit: the raw body nests at most as deep as ``content``
+    has brackets, and parsed arguments past :data:`~tooldiag.trajectory.MAX_STORED_DEPTH` are
+    dropped by :meth:`~tooldiag.trajectory.ToolCall.from_raw`, so a reply with fewer brackets
+    than that is safe; any other reply takes the repair's pass, as before."""
+    if content.count(b"[") + content.count(b"{") > MAX_STORED_DEPTH or _SURROGATE_ESCAPE_BYTES.search(content):
+        return False
+    return not any(
+        call.raw_arguments is not None and _SURROGATE_ESCAPE.search(call.raw_arguments) for call in emission.tool_calls
+    )
 
 
 def _content_text(content: Any) -> str | None:
@@ -295,10 +345,9 @@ class OpenAICompatBackend(NetworkBackend[bytes, HTTPReply]):
         return f"OpenAICompatBackend(model={self.model!r}, base_url={self.base_url!r})"
 
     def build_request(self, request: ModelRequest) -> bytes:
-        body = encode_request_body(
+        return encode_request_bytes(
             self.model, request.messages, request.tools, request.tool_choice, request.config, self._tool_texts
         )
-        return body.encode("utf-8")
 
     async def send(self, prepared: bytes, request: ModelRequest) -> HTTPReply:
         if self._origin is not None:
@@ -346,6 +395,10 @@ class OpenAICompatBackend(NetworkBackend[bytes, HTTPReply]):
             raise AttemptFailure(
                 "malformed", f"malformed response (HTTP {reply.status_code}): {exc}", status=reply.status_code
             ) from None
+
+    def emission_of(self, reply: HTTPReply) -> Emission:
+        emission = self.parse_reply(reply)
+        return emission if surrogate_free(reply.content, emission) else repair_emission(emission)
 
     async def aclose(self) -> None:
         pool = self._pools.pop_current()
