@@ -66,3 +66,16 @@ def test_the_cache_is_bounded_and_keeps_recent_lists():
     encoder.text(lists[1])  # used again: now the most recent
     encoder.text(lists[0])
     assert encoder.lists() == [lists[1], lists[0]]
+
+
+def test_the_bytes_sent_are_the_plain_body_in_utf8():
+    """What the backend posts (spliced as bytes) is the plain body's UTF-8, with a non-ASCII tool
+    list and message, from the encoder's cache the second time."""
+    from tooldiag.models.openai_compat import encode_request_bytes
+
+    config = GenerationConfig(seed=1, extra_body={"chat_template_kwargs": {"é": True}})
+    plain = json.dumps(build_request_body("m", CHAT, TOOLS, "ls", config), ensure_ascii=False).encode("utf-8")
+    encoder = ToolListEncoder()
+    for _ in range(2):
+        assert encode_request_bytes("m", CHAT, TOOLS, "ls", config, encoder) == plain
+    assert encoder.data(TOOLS) == json.dumps([t.to_openai() for t in TOOLS], ensure_ascii=False).encode("utf-8")

@@ -80,6 +80,8 @@ class _Body:
         self.limit = limit
         self.data = bytearray()
         self._decoder: zlib._Decompress | None = None
+        #: No ``Content-Encoding``: the bytes read are the body's bytes.
+        self.identity = encoding in ("", "identity")
         if encoding in ("gzip", "x-gzip"):
             self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
         elif encoding == "deflate":
@@ -214,6 +216,8 @@ async def _read_reply(reader: asyncio.StreamReader, limit: int) -> tuple[RawRepl
         length = int(declared)
         if length > limit:
             raise too_large(limit, f"of {length} bytes (Content-Length)")
+        if body.identity:  # the bytes are the body, within the cap: one read, no copy through the buffer
+            return RawReply(status, headers, await reader.readexactly(length)), reusable
         remaining = length
         while remaining:
             chunk = await reader.read(min(remaining, _READ_SIZE))
