@@ -32,7 +32,8 @@ Three guarantees hold here, once for every provider (issue 20):
 * surrogate-safe text: the parsed emission passes through
   :func:`~tooldiag.trajectory.repair_emission`, so a lone ``\ud800`` escape in a reply
   becomes U+FFFD (counted in ``Emission.text_repairs``) before any cache, store or
-  terminal sees it.
+  terminal sees it (:meth:`~NetworkBackend.emission_of`; a provider may skip the pass for a
+  reply that provably holds no surrogate).
 
 The response size cap (``ModelOptions.max_response_bytes``, defect 13) is checked here too, once:
 :func:`too_large` is its one failure (kind ``too_large``, never retried), :func:`check_declared_length`
