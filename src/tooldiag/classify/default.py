@@ -285,6 +285,13 @@ _WH_QUESTION_UNMARKED = re.compile(
     r"(?:what|which|where|when|who|whom|whose|how(?: many| much| long| often| far)?)"
     r"(?: [\w'-]+){0,3}? (?:should|would|do|does|did|is|are|was|were|can|could|will|shall)\b[^!?]{0,300}(?<![.!:])$"
 )
+# "Are we talking singalong throwbacks, chill indie, or high-energy stuff": a yes/no inversion that
+# offers options and closes the emission without its question mark (same place rules as above;
+# "would you like ... or ..." is left to the offer rules).
+_CHOICE_QUESTION_UNMARKED = re.compile(
+    r"^\W*(?:(?:and|so|also|ok|okay|great|sure),? )?(?:are|is|do|does|did|should|shall|will) "
+    r"(?:we|you|i|it|they|this|that|these|those)\b[^.!?]{0,300}\bor\b[^.!?]{1,150}$"
+)
 # The first option is a whole run of [\w#$.'-] characters: the match may start only where a run
 # starts (the look-behind), skips the run's leading symbols and takes the rest possessively, so
 # "a.a.a....?" is scanned once instead of once per word boundary inside it (quadratic). The
@@ -294,6 +301,23 @@ _CHOICE_QUESTION = re.compile(
     r"(?!not\b|no\b|would\b|do\b|is\b|are\b|should\b|shall\b|if\b|anything\b|something\b|"
     r"make\b|change\b|need\b|want\b|have\b|did\b|does\b|can\b|could\b|will\b|just let\b)[\w#$.'-]++[^?]{0,400}\?)"
 )
+#: "Why do programmers prefer dark mode? Because ...": the next sentence answers the question.
+_ANSWER_OPENER = re.compile(r"^\W*(?:because|'cause|cause)\b")
+
+
+def unmarked_question(sentence: str) -> re.Match[str] | None:
+    """A closing question without its "?": a wh-question or a yes/no question offering options."""
+    return _WH_QUESTION_UNMARKED.match(sentence) or _CHOICE_QUESTION_UNMARKED.match(sentence)
+
+
+def self_answered(sentences: Sequence[str], index: int) -> bool:
+    """Is sentence ``index`` a question the emission answers itself (a joke, a rhetorical FAQ line)?"""
+    return index + 1 < len(sentences) and _ANSWER_OPENER.match(sentences[index + 1]) is not None
+
+
+#: "Which of these should I summarize?": a "which" question picks among options even when its
+#: verb is an offer's ("should I summarize"), so it asks.
+_WHICH = re.compile(r"\bwhich\b")
 _CHOICE_AMONG = re.compile(
     r"\b(?:one of (?:these|those|them|the above|the following)|either of (?:these|those|them)|which one)\b"
 )
@@ -306,14 +330,18 @@ _BARE_CONSENT = re.compile(
 # "Just to confirm before I book: ...", "To confirm, ...": the agent recaps; the "confirm" requests nothing.
 _RECAP_OPENER = re.compile(r"^\W*(?:so,? |ok,? |okay,? |alright,? |and )?(?:just )?to (?:confirm|recap)\b")
 # "If you want a vegan variation, just say the word": a sentence opened by a condition on
-# something the user may want (not "me to <act>") turns its consent phrase into an offer.
+# something the user may want (not "me to <act>") turns its consent phrase into an offer; so
+# does "If you'd like, I can check your other orders too - just say the word!".
 _CONDITIONAL_OFFER = re.compile(
-    r"^\W*(?:and |but |also,? |or )?if you(?:'d| would)? (?:like|want|prefer|need|fancy|are interested in) "
+    r"^\W*(?:and |but |also,? |or )?if you(?:'d| would)? (?:like|want|prefer|need|fancy|are interested in),? "
     r"(?!(?:me )?to\b|me\b)[a-z]"
 )
 # "New hires can't overhear conversations": an ability a third party lacks, stated as a fact.
 _LEAD_LABEL = re.compile(r"^[a-z ]{1,30}: ")  # "Short answer: ...", "In short: ..."
 _ACTIVE_INABILITY = re.compile(r"\b(?:cannot|can not|are unable to|are not able to) (?!be\b)(?P<verb>[a-z]+)\b")
+#: "confirm which ...", "confirm whether ...": the user is asked to check a fact, not to approve an action
+#: (consent objects such as "confirm whether you want ..." are read before this).
+_OPEN_CONFIRM_WORDS = frozenset({"which", "what", "where", "when", "who", "whom", "whose", "how", "whether", "if"})
 _CONFIRM_REQUEST = re.compile(
     r"(?:^|\b(?:please|kindly|can you|could you|would you|will you|if you could|i need you to|you need "
     r"to|to|just|and))\s*"
@@ -356,6 +384,7 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
     verb_list = cues.get("action_verbs", ["book"])
     # "delete" -> "deleting": the suffixes below are appended to the whole verb
     verbs = alternation(verb_list + [v[:-1] + "ing" for v in verb_list if v.endswith("e") and not v.endswith("ee")])
+    bare_verbs = verbs  # "Overwrite?": the verb alone, no suffix
     verbs += _VERB_SUFFIX
     markers = alternation(cues.get("plan_markers", ["i will"]))
     action_nouns = alternation(cues.get("action_nouns", ["cancellation"]))
@@ -373,6 +402,9 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
             r"\b(?:here's|here is) (?:what|how) (?:i'll|i will|i'm going to|i am going to|i'd|i would|i plan to)\b",
             r"\b(?:here's|here is) (?:the|my) plan\b",
             r"\bi (?:intend|propose|plan) to [a-z]+",
+            # "Will run `alembic upgrade head` on prod. OK?": a terse plan without its subject
+            r"^\W*(?:(?:ok|okay|so|then|next|now),? )?will (?:now |also |then |first )?"
+            r"(?!be\b|do\b|have\b|need\b|keep\b|let\b|wait\b|get back\b)[a-z]+\b",
             # "The UPDATE will modify 1,882 rows", "This submits 3 days of PTO": what the action will do
             rf"\b(?:this|that|it) (?:(?:will|would) (?:also )?(?:{verbs})|(?:also )?(?:{verbs})(?:s|es))\b",
             rf"\b(?:this|that|it)'ll (?:also )?(?:{verbs})\b",
@@ -395,10 +427,11 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
     # "Send it?" / "Book them now?" right after a stated plan.
     bare_action_question = re.compile(rf"^(?:and |so )?{verbs}(?: it| them| this| that| these| those| now| all)*\?$")
     # "Post the following tweet?", "Send this to Bob?": an imperative question whose verb is a
-    # consequential action asks for the go-ahead (wh-questions and choices are read first).
+    # consequential action asks for the go-ahead (wh-questions and choices are read first);
+    # so does the bare verb ("config.yaml exists. Overwrite?", "Delete?").
     imperative_question = re.compile(
-        rf"^(?:and |so |ok,? |okay,? |then,? )?(?![^?]*\b(?:which|what|where|when|who|whom|whose|how)\b){verbs} "
-        r"[^\s?][^?]{0,300}\?$"
+        rf"^(?:and |so |ok,? |okay,? |then,? )?(?![^?]*\b(?:which|what|where|when|who|whom|whose|how)\b)"
+        rf"(?:{verbs} [^\s?][^?]{{0,300}}|{bare_verbs})\?$"
     )
     return _Patterns(
         markers=tuple(m.lower() for m in cues.get("syntax_markers", [])),
@@ -864,7 +897,7 @@ class DefaultClassifier:
         open_question = question and bool(
             _WH_QUESTION.search(sentence) or _CHOICE_QUESTION.search(sentence) or _CHOICE_AMONG.search(sentence)
         )
-        if not question and index == len(r.sentences) - 1 and _WH_QUESTION_UNMARKED.match(sentence):
+        if not question and index == len(r.sentences) - 1 and unmarked_question(sentence):
             out.add(ActionClass.ASK)
         confirm_kind = self._confirm_object(r, index) if "confirm" in sentence else None
         if confirm_kind is not None:
@@ -872,7 +905,7 @@ class DefaultClassifier:
         offer = question and _search(p.offer, sentence, words)
         conditional_offer = "if you" in sentence and bool(_CONDITIONAL_OFFER.search(sentence))
         if open_question:
-            if not offer or _CHOICE_QUESTION.search(sentence):
+            if not offer or _CHOICE_QUESTION.search(sentence) or _WHICH.search(sentence):
                 out.add(ActionClass.ASK)
         elif not conditional_offer and (
             _search(p.consent, sentence, words)
@@ -884,7 +917,14 @@ class DefaultClassifier:
             out.add(ActionClass.CONFIRM)
         if _search(p.ask, sentence, words):
             out.add(ActionClass.ASK)
-        if question and not open_question and not out and not offer and not conditional_offer:
+        if (
+            question
+            and not open_question
+            and not out
+            and not offer
+            and not conditional_offer
+            and not self_answered(r.sentences, index)
+        ):
             out.add(ActionClass.ASK)
         if out and not question and _search(p.user_action, sentence, words):
             out.clear()  # "Please confirm the payment in your app": the user acts, the agent waits for nothing
@@ -903,6 +943,8 @@ class DefaultClassifier:
         if _CONSENT_OBJECT.match(tail):
             return ActionClass.CONFIRM
         first_word = tail.split(maxsplit=1)[0] if tail.strip() else ""
+        if first_word in _OPEN_CONFIRM_WORDS:
+            return ActionClass.ASK  # "Could you confirm which order has the broken item?": a question
         if first_word.endswith("ing") and p.action_verb.fullmatch(first_word):
             return ActionClass.CONFIRM  # "confirm returning the lamp": approve an action
         if p.value_noun.search(tail):

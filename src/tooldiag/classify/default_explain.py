@@ -30,9 +30,12 @@ from tooldiag.classify.default import (
     _POLICY,
     _WH_QUESTION,
     _WH_QUESTION_UNMARKED,
+    _WHICH,
     _Reading,
     _search,
     clean_for_cues,
+    self_answered,
+    unmarked_question,
 )
 from tooldiag.classify.explain import Explanation, unattributed
 from tooldiag.classify.language import UNDETERMINED, detect_language
@@ -216,6 +219,8 @@ def _request_findings(classifier: DefaultClassifier, r: _Reading, index: int, re
     if not question and index == len(r.sentences) - 1 and _WH_QUESTION_UNMARKED.match(sentence):
         word = _WH_WORD.search(sentence)
         add(ActionClass.ASK, "ask:wh_question_unmarked", word.group(0) if word else None)
+    elif not question and index == len(r.sentences) - 1 and unmarked_question(sentence):
+        add(ActionClass.ASK, "ask:choice_question_unmarked", "or")
     confirm_kind = classifier._confirm_object(r, index) if "confirm" in sentence else None
     if confirm_kind is not None:
         rule = "confirm:confirm_request" if confirm_kind is ActionClass.CONFIRM else "ask:confirm_value"
@@ -223,7 +228,7 @@ def _request_findings(classifier: DefaultClassifier, r: _Reading, index: int, re
     offer = question and _search(p.offer, sentence, words)
     conditional_offer = "if you" in sentence and bool(_CONDITIONAL_OFFER.search(sentence))
     if open_question:
-        if not offer or choice:
+        if not offer or choice or _WHICH.search(sentence):
             if wh:
                 word = _WH_WORD.search(wh.group(0))
                 add(ActionClass.ASK, "ask:wh_question", word.group(0) if word else wh.group(0).strip())
@@ -237,7 +242,14 @@ def _request_findings(classifier: DefaultClassifier, r: _Reading, index: int, re
             add(ActionClass.CONFIRM, *consent_rule)
     if _search(p.ask, sentence, words):
         add(ActionClass.ASK, "ask:ask_cue", _matched(p.ask, sentence))
-    if question and not open_question and not out and not offer and not conditional_offer:
+    if (
+        question
+        and not open_question
+        and not out
+        and not offer
+        and not conditional_offer
+        and not self_answered(r.sentences, index)
+    ):
         add(ActionClass.ASK, "ask:question", "?")
     if out and not question and _search(p.user_action, sentence, words):
         return []  # "Please confirm the payment in your app": the user acts
