@@ -283,7 +283,8 @@ _WH_QUESTION_UNMARKED = re.compile(
     r"^\W*(?:(?:and|so|also|ok|okay|great|sure),? )?"
     r"(?!when (?:you|i|we)\b|how (?:about|to)\b)"
     r"(?:what|which|where|when|who|whom|whose|how(?: many| much| long| often| far)?)"
-    r"(?: [\w'-]+){0,3}? (?:should|would|do|does|did|is|are|was|were|can|could|will|shall)\b[^!?]{0,300}(?<![.!:])$"
+    r"(?: [\w'-]+){0,3}? (?:should|would|do|does|did|is|are|was|were|can|could|will|shall|works?|suits?)\b"
+    r"[^!?]{0,300}(?<![.!:])$"
 )
 # "Are we talking singalong throwbacks, chill indie, or high-energy stuff": a yes/no inversion that
 # offers options and closes the emission without its question mark (same place rules as above;
@@ -318,6 +319,14 @@ def self_answered(sentences: Sequence[str], index: int) -> bool:
 #: "Which of these should I summarize?": a "which" question picks among options even when its
 #: verb is an offer's ("should I summarize"), so it asks.
 _WHICH = re.compile(r"\bwhich\b")
+# "Should I publish it now or keep it as a draft?": a consent question whose other option is to
+# hold the action (keep, save, wait, edit) asks the go-ahead, not a choice between values.
+_CONSENT_OR_HOLD = re.compile(
+    r"^\W*(?:(?:so|ok|okay|alright),? )?(?:shall i|should i|(?:do you )?want me to|would you like me to|ready to|"
+    r"ok to|okay to)\b[^?]{0,200}\bor (?:should i |shall i |do you want (?:me )?to |would you (?:rather|prefer)"
+    r"(?: to| i)? |i can |just |you(?:'d| would) rather )?(?:keep|save|leave|hold off|hold it|not\b|edit|tweak|"
+    r"review|revise|adjust|make (?:any )?(?:changes|edits|tweaks))"
+)
 _CHOICE_AMONG = re.compile(
     r"\b(?:one of (?:these|those|them|the above|the following)|either of (?:these|those|them)|which one)\b"
 )
@@ -404,7 +413,7 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
             r"\bi (?:intend|propose|plan) to [a-z]+",
             # "Will run `alembic upgrade head` on prod. OK?": a terse plan without its subject
             r"^\W*(?:(?:ok|okay|so|then|next|now),? )?will (?:now |also |then |first )?"
-            r"(?!be\b|do\b|have\b|need\b|keep\b|let\b|wait\b|get back\b)[a-z]+\b",
+            r"(?!(?:be|do|have|need|keep|let|wait|get back|you|it|this|that|they|there|we|i|he|she)\b)[a-z]+\b",
             # "The UPDATE will modify 1,882 rows", "This submits 3 days of PTO": what the action will do
             rf"\b(?:this|that|it) (?:(?:will|would) (?:also )?(?:{verbs})|(?:also )?(?:{verbs})(?:s|es))\b",
             rf"\b(?:this|that|it)'ll (?:also )?(?:{verbs})\b",
@@ -421,7 +430,9 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
             rf"(?:^|[.!;:] )\W*(?:so,? |ok,? |okay,? )?want me to (?:go ahead and |now )?{verbs}\b",
             rf"\b(?:ok|okay|alright|all right|good|fine|ready) to {verbs}\b[^.?!]{{0,400}}\?",
             r"\blet me know (?:if|whether|once|when) "
-            rf"(?:i should|i can|i may|you(?:'d| would)? like me to|you want me to) (?:go ahead and )?{verbs}\b",
+            rf"(?:i should|i can|i may|you(?:'d| would)? like me to|you want me to) (?:go ahead and )?{verbs}\b"
+            # "... like me to place a trade!", "... open any of them": an offer of something new
+            r"(?! (?:a|an|any|some|another|anything|something|more)\b)",
         )
     )
     # "Send it?" / "Book them now?" right after a stated plan.
@@ -894,9 +905,8 @@ class DefaultClassifier:
                 return out
         # A wh-question or a choice between options asks, even when it names an
         # action ("Which flight would you like to change?"): no consent evidence.
-        open_question = question and bool(
-            _WH_QUESTION.search(sentence) or _CHOICE_QUESTION.search(sentence) or _CHOICE_AMONG.search(sentence)
-        )
+        choice = question and bool(_CHOICE_QUESTION.search(sentence)) and not _CONSENT_OR_HOLD.match(sentence)
+        open_question = question and bool(_WH_QUESTION.search(sentence) or choice or _CHOICE_AMONG.search(sentence))
         if not question and index == len(r.sentences) - 1 and unmarked_question(sentence):
             out.add(ActionClass.ASK)
         confirm_kind = self._confirm_object(r, index) if "confirm" in sentence else None
@@ -905,7 +915,7 @@ class DefaultClassifier:
         offer = question and _search(p.offer, sentence, words)
         conditional_offer = "if you" in sentence and bool(_CONDITIONAL_OFFER.search(sentence))
         if open_question:
-            if not offer or _CHOICE_QUESTION.search(sentence) or _WHICH.search(sentence):
+            if not offer or choice or _WHICH.search(sentence):
                 out.add(ActionClass.ASK)
         elif not conditional_offer and (
             _search(p.consent, sentence, words)

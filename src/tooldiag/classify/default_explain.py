@@ -25,6 +25,7 @@ from tooldiag.classify.default import (
     _CHOICE_QUESTION,
     _CONDITIONAL_OFFER,
     _CONFIRM_REQUEST,
+    _CONSENT_OR_HOLD,
     _GENERIC_BLOCK,
     _OFFER_SHAPED,
     _POLICY,
@@ -213,7 +214,7 @@ def _request_findings(classifier: DefaultClassifier, r: _Reading, index: int, re
         if not (p.consent_verb.search(sentence, words) or _CHOICE_QUESTION.search(sentence)):
             return out
     wh = _WH_QUESTION.search(sentence) if question else None
-    choice = _CHOICE_QUESTION.search(sentence) if question else None
+    choice = _CHOICE_QUESTION.search(sentence) if question and not _CONSENT_OR_HOLD.match(sentence) else None
     among = _CHOICE_AMONG.search(sentence) if question else None
     open_question = bool(wh or choice or among)
     if not question and index == len(r.sentences) - 1 and _WH_QUESTION_UNMARKED.match(sentence):
