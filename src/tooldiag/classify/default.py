@@ -283,8 +283,8 @@ _WH_QUESTION_UNMARKED = re.compile(
     r"^\W*(?:(?:and|so|also|ok|okay|great|sure),? )?"
     r"(?!when (?:you|i|we)\b|how (?:about|to)\b)"
     r"(?:what|which|where|when|who|whom|whose|how(?: many| much| long| often| far)?)"
-    r"(?: [\w'-]+){0,3}? (?:should|would|do|does|did|is|are|was|were|can|could|will|shall|works?|suits?)\b"
-    r"[^!?]{0,300}(?<![.!:])$"
+    r"(?:(?: [\w'-]+){0,6}? (?:should|would|do|does|did|is|are|was|were|can|could|will|shall|works?|suits?)\b"
+    r"|'s (?:the|your|a|an|that|this|their|his|her)\b)[^!?]{0,300}(?<![.!:])$"
 )
 # "Are we talking singalong throwbacks, chill indie, or high-energy stuff": a yes/no inversion that
 # offers options and closes the emission without its question mark (same place rules as above;
@@ -423,7 +423,8 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
     consent_verb = _indexed_sources(
         (
             rf"\b(?:shall|should|can|may) i (?:go ahead and |now |then |also )?{verbs}\b",
-            rf"\b(?:would|do) you (?:still |also |now )?(?:like|want|wish) (?:me )?to (?:go ahead and |now )?{verbs}\b",
+            rf"\b(?:would|do) you (?:still |also |now |really )?(?:like|want|wish) (?:me )?to "
+            rf"(?:go ahead and |now )?{verbs}\b",
             rf"\b(?:would|do) you (?:like|want) (?:the|your|this|that|these|those|it|them)\b[^?]{{0,50}}? {verbs}\b",
             rf"(?:^|[,:;] |\bso )you(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b[^?]{{0,400}}\?",
             r"\bto confirm,? you (?:want|would like|'d like|wish) to\b",
@@ -965,7 +966,9 @@ class DefaultClassifier:
             # "Please confirm." / "Can you confirm?": consent after an action plan; else the
             # question rule (if any) decides.
             return ActionClass.CONFIRM if plan else None
-        return ActionClass.CONFIRM if plan else ActionClass.ASK
+        if plan or _search(p.consent, sentence, r.words[index]):
+            return ActionClass.CONFIRM  # "Before I issue the refund, please confirm: $23.50 back to ...": the action
+        return ActionClass.ASK
 
 
 @lru_cache(maxsize=32)
