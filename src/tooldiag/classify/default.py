@@ -202,6 +202,8 @@ _ABBREVIATIONS = frozenset(_ABBREVIATION_WORDS.split())
 _VERB_SUFFIX = r"(?:s|es|ed|d|ing|led|ling|ted|ting|ped|ping|red|ring)?"
 _NEGATED_AFTER = r"(?!n't|'t| not)"
 _POLICY = re.compile(r"\b(?:polic(?:y|ies)|eligib\w*|allowed|permitted|rules?|terms|authori[sz]ed)\b")
+#: "... you didn't say where it should go": the user left out what the agent needs (after "because" or a dash).
+_NOT_TOLD = r"you (?:have not|did not) (?:tell|told|give|given|specify|specified|provide|provided|say|said)\b"
 _GENERIC_BLOCK = re.compile(
     r"\b(?:cannot|can not|unable to|not able to|will not be able to)\s+"
     r"(?:proceed|continue|complete|move forward|go ahead|help|assist|do (?:that|this|it)|process "
@@ -293,6 +295,10 @@ _CHOICE_QUESTION_UNMARKED = re.compile(
     r"^\W*(?:(?:and|so|also|ok|okay|great|sure),? )?(?:are|is|do|does|did|should|shall|will) "
     r"(?:we|you|i|it|they|this|that|these|those)\b[^.!?]{0,300}\bor\b[^.!?]{1,150}$"
 )
+# "Priority for the ticket: low, medium, or high": a label, then options, as the closing line.
+_LABELLED_CHOICE_UNMARKED = re.compile(
+    r"^\W*[a-z][\w' -]{0,40}: [\w' -]{1,40}(?:, [\w' -]{1,40}){0,8},? or [\w' -]{1,40}$"
+)
 # The first option is a whole run of [\w#$.'-] characters: the match may start only where a run
 # starts (the look-behind), skips the run's leading symbols and takes the rest possessively, so
 # "a.a.a....?" is scanned once instead of once per word boundary inside it (quadratic). The
@@ -304,16 +310,26 @@ _CHOICE_QUESTION = re.compile(
 )
 #: "Why do programmers prefer dark mode? Because ...": the next sentence answers the question.
 _ANSWER_OPENER = re.compile(r"^\W*(?:because|'cause|cause)\b")
+_ANSWER_FORMAT = re.compile(r"^\W*(?:y/n|yes/no|yes or no)\W*$")
 
 
 def unmarked_question(sentence: str) -> re.Match[str] | None:
-    """A closing question without its "?": a wh-question or a yes/no question offering options."""
-    return _WH_QUESTION_UNMARKED.match(sentence) or _CHOICE_QUESTION_UNMARKED.match(sentence)
+    """A closing question without its "?": a wh-question, a yes/no question offering options, or a
+    labelled list of options ("Priority for the ticket: low, medium, or high")."""
+    return (
+        _WH_QUESTION_UNMARKED.match(sentence)
+        or _CHOICE_QUESTION_UNMARKED.match(sentence)
+        or _LABELLED_CHOICE_UNMARKED.match(sentence)
+    )
 
 
 def self_answered(sentences: Sequence[str], index: int) -> bool:
-    """Is sentence ``index`` a question the emission answers itself (a joke, a rhetorical FAQ line)?"""
-    return index + 1 < len(sentences) and _ANSWER_OPENER.match(sentences[index + 1]) is not None
+    """Is sentence ``index`` a question the emission answers itself (a joke, a rhetorical FAQ line), or
+    one followed by its answer format alone ("Reroute to 44 Harbor St? Yes/No": the format is the consent cue)?"""
+    if index + 1 >= len(sentences):
+        return False
+    following = sentences[index + 1]
+    return _ANSWER_OPENER.match(following) is not None or _ANSWER_FORMAT.match(following) is not None
 
 
 #: "Which of these should I summarize?": a "which" question picks among options even when its
@@ -348,6 +364,13 @@ _CONDITIONAL_OFFER = re.compile(
 # "New hires can't overhear conversations": an ability a third party lacks, stated as a fact.
 _LEAD_LABEL = re.compile(r"^[a-z ]{1,30}: ")  # "Short answer: ...", "In short: ..."
 _ACTIVE_INABILITY = re.compile(r"\b(?:cannot|can not|are unable to|are not able to) (?!be\b)(?P<verb>[a-z]+)\b")
+#: "This email is to confirm that ...", "I'm writing to confirm ...": the confirmation is given, not asked.
+_STATED_CONFIRMATION = re.compile(r"\b(?:is|am writing|'m writing|are writing|just writing) (?:just )?to confirm\b")
+#: "confirm that the line ... is the one ending in 2287": a fact about a value, not an action to approve.
+_FACT_CHECK = re.compile(
+    r"\bconfirm (?:that|whether|if) (?:the|your|this|it)\b[^.?!]{0,80}\b(?:is|are|was|were) "
+    r"(?:the|your|a|an|one|still|in|at|on|from|ending|\d)"
+)
 #: "confirm which ...", "confirm whether ...": the user is asked to check a fact, not to approve an action
 #: (consent objects such as "confirm whether you want ..." are read before this).
 _OPEN_CONFIRM_WORDS = frozenset({"which", "what", "where", "when", "who", "whom", "whose", "how", "whether", "if"})
@@ -410,6 +433,7 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
             # "Here's what I'll do:" / "Here's my plan" head a list of steps; "I intend to archive ..."
             r"\b(?:here's|here is) (?:what|how) (?:i'll|i will|i'm going to|i am going to|i'd|i would|i plan to)\b",
             r"\b(?:here's|here is) (?:the|my) plan\b",
+            r"\b(?:here's|here is) what(?:'s| is) (?:about|going|set|ready) to\b",
             r"\bi (?:intend|propose|plan) to [a-z]+",
             # "Will run `alembic upgrade head` on prod. OK?": a terse plan without its subject
             r"^\W*(?:(?:ok|okay|so|then|next|now),? )?will (?:now |also |then |first )?"
@@ -467,8 +491,8 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
         plan=plan,
         consent_verb=consent_verb,
         blocked=re.compile(
-            r"\b(?:without|until|unless|(?:because|since|as) (?=i do not know\b|i do not have (?:the|your)\b"
-            r"|you (?:have not|did not) (?:tell|told|give|given|specify|specified|provide|provided|say|said)\b))"
+            r"(?:\b(?:without|until|unless|(?:because|since|as) (?=i do not know\b|i do not have (?:the|your)\b"
+            rf"|{_NOT_TOLD}))|[\u2014\u2013:] (?={_NOT_TOLD}))"
             r"(?P<tail>[^.?!;]{0,80})"
         ),
         capability=re.compile(r"\b" + alternation(cues.get("capability_nouns", ["function"])) + r"\b"),
@@ -950,9 +974,13 @@ class DefaultClassifier:
         opener = _RECAP_OPENER.match(sentence)
         if opener and match.start() < opener.end():
             return None  # "Just to confirm before I book: ...": a recap; other rules read the sentence
+        if _STATED_CONFIRMATION.search(sentence):
+            return None  # "This email is to confirm that your line has been reactivated": a notice
         tail = match.group("tail")
         if _CONSENT_OBJECT.match(tail):
             return ActionClass.CONFIRM
+        if _FACT_CHECK.search(sentence):
+            return ActionClass.ASK  # "confirm that the line you wish to modify is the one ending in 2287"
         first_word = tail.split(maxsplit=1)[0] if tail.strip() else ""
         if first_word in _OPEN_CONFIRM_WORDS:
             return ActionClass.ASK  # "Could you confirm which order has the broken item?": a question
