@@ -921,10 +921,17 @@ class DefaultClassifier:
         question = "?" in sentence
         if question and _BARE_CONSENT.match(sentence):
             return {ActionClass.CONFIRM}
-        if question and reported and _OFFER_SHAPED.search(sentence) and not _search(p.consent, sentence, words):
+        # "Would you like me to set another reminder as well?" offers more even with no result before it
+        additional = _ADDITIONAL.search(sentence) if question else None
+        if (
+            question
+            and (reported or (additional and " or " not in sentence))
+            and _OFFER_SHAPED.search(sentence)
+            and not _search(p.consent, sentence, words)
+        ):
             # After a result, "Would you like the forecast too?" is an offer; after a completed
             # action, so is "Would you like to check metrics or schedule another post?".
-            if r.completion or _ADDITIONAL.search(sentence):
+            if r.completion or additional:
                 return out
             if not (p.consent_verb.search(sentence, words) or _CHOICE_QUESTION.search(sentence)):
                 return out

@@ -208,8 +208,15 @@ def _request_findings(classifier: DefaultClassifier, r: _Reading, index: int, re
     question = "?" in sentence
     if question and _BARE_CONSENT.match(sentence):
         return [(ActionClass.CONFIRM, "confirm:bare_consent", sentence, sentence)]
-    if question and reported and _OFFER_SHAPED.search(sentence) and not _search(p.consent, sentence, words):
-        if r.completion or _ADDITIONAL.search(sentence):
+    # "Would you like me to set another reminder as well?" offers more even with no result before it
+    additional = _ADDITIONAL.search(sentence) if question else None
+    if (
+        question
+        and (reported or (additional and " or " not in sentence))
+        and _OFFER_SHAPED.search(sentence)
+        and not _search(p.consent, sentence, words)
+    ):
+        if r.completion or additional:
             return out
         if not (p.consent_verb.search(sentence, words) or _CHOICE_QUESTION.search(sentence)):
             return out
