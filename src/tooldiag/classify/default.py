@@ -202,6 +202,8 @@ _ABBREVIATIONS = frozenset(_ABBREVIATION_WORDS.split())
 _VERB_SUFFIX = r"(?:s|es|ed|d|ing|led|ling|ted|ting|ped|ping|red|ring)?"
 _NEGATED_AFTER = r"(?!n't|'t| not)"
 _POLICY = re.compile(r"\b(?:polic(?:y|ies)|eligib\w*|allowed|permitted|rules?|terms|authori[sz]ed)\b")
+#: "... you didn't say where it should go": the user left out what the agent needs (after "because" or a dash).
+_NOT_TOLD = r"you (?:have not|did not) (?:tell|told|give|given|specify|specified|provide|provided|say|said)\b"
 _GENERIC_BLOCK = re.compile(
     r"\b(?:cannot|can not|unable to|not able to|will not be able to)\s+"
     r"(?:proceed|continue|complete|move forward|go ahead|help|assist|do (?:that|this|it)|process "
@@ -283,7 +285,19 @@ _WH_QUESTION_UNMARKED = re.compile(
     r"^\W*(?:(?:and|so|also|ok|okay|great|sure),? )?"
     r"(?!when (?:you|i|we)\b|how (?:about|to)\b)"
     r"(?:what|which|where|when|who|whom|whose|how(?: many| much| long| often| far)?)"
-    r"(?: [\w'-]+){0,3}? (?:should|would|do|does|did|is|are|was|were|can|could|will|shall)\b[^!?]{0,300}(?<![.!:])$"
+    r"(?:(?: [\w'-]+){0,6}? (?:should|would|do|does|did|is|are|was|were|can|could|will|shall|works?|suits?)\b"
+    r"|'s (?:the|your|a|an|that|this|their|his|her)\b)[^!?]{0,300}(?<![.!:])$"
+)
+# "Are we talking singalong throwbacks, chill indie, or high-energy stuff": a yes/no inversion that
+# offers options and closes the emission without its question mark (same place rules as above;
+# "would you like ... or ..." is left to the offer rules).
+_CHOICE_QUESTION_UNMARKED = re.compile(
+    r"^\W*(?:(?:and|so|also|ok|okay|great|sure),? )?(?:are|is|do|does|did|should|shall|will) "
+    r"(?:we|you|i|it|they|this|that|these|those)\b[^.!?]{0,300}\bor\b[^.!?]{1,150}$"
+)
+# "Priority for the ticket: low, medium, or high": a label, then options, as the closing line.
+_LABELLED_CHOICE_UNMARKED = re.compile(
+    r"^\W*[a-z][\w' -]{0,40}: [\w' -]{1,40}(?:, [\w' -]{1,40}){0,8},? or [\w' -]{1,40}$"
 )
 # The first option is a whole run of [\w#$.'-] characters: the match may start only where a run
 # starts (the look-behind), skips the run's leading symbols and takes the rest possessively, so
@@ -293,6 +307,41 @@ _CHOICE_QUESTION = re.compile(
     r"(?<![\w#$.'-])[#$.'-]*+(?P<option>\w[\w#$.'-]*+\)?,? or "
     r"(?!not\b|no\b|would\b|do\b|is\b|are\b|should\b|shall\b|if\b|anything\b|something\b|"
     r"make\b|change\b|need\b|want\b|have\b|did\b|does\b|can\b|could\b|will\b|just let\b)[\w#$.'-]++[^?]{0,400}\?)"
+)
+#: "Why do programmers prefer dark mode? Because ...": the next sentence answers the question.
+_ANSWER_OPENER = re.compile(r"^\W*(?:because|'cause|cause)\b")
+_ANSWER_FORMAT = re.compile(r"^\W*(?:y/n|yes/no|yes or no)\W*$")
+
+
+def unmarked_question(sentence: str) -> re.Match[str] | None:
+    """A closing question without its "?": a wh-question, a yes/no question offering options, or a
+    labelled list of options ("Priority for the ticket: low, medium, or high")."""
+    return (
+        _WH_QUESTION_UNMARKED.match(sentence)
+        or _CHOICE_QUESTION_UNMARKED.match(sentence)
+        or _LABELLED_CHOICE_UNMARKED.match(sentence)
+    )
+
+
+def self_answered(sentences: Sequence[str], index: int) -> bool:
+    """Is sentence ``index`` a question the emission answers itself (a joke, a rhetorical FAQ line), or
+    one followed by its answer format alone ("Reroute to 44 Harbor St? Yes/No": the format is the consent cue)?"""
+    if index + 1 >= len(sentences):
+        return False
+    following = sentences[index + 1]
+    return _ANSWER_OPENER.match(following) is not None or _ANSWER_FORMAT.match(following) is not None
+
+
+#: "Which of these should I summarize?": a "which" question picks among options even when its
+#: verb is an offer's ("should I summarize"), so it asks.
+_WHICH = re.compile(r"\bwhich\b")
+# "Should I publish it now or keep it as a draft?": a consent question whose other option is to
+# hold the action (keep, save, wait, edit) asks the go-ahead, not a choice between values.
+_CONSENT_OR_HOLD = re.compile(
+    r"^\W*(?:(?:so|ok|okay|alright),? )?(?:shall i|should i|(?:do you )?want me to|would you like me to|ready to|"
+    r"ok to|okay to)\b[^?]{0,200}\bor (?:should i |shall i |do you want (?:me )?to |would you (?:rather|prefer)"
+    r"(?: to| i)? |i can |just |you(?:'d| would) rather )?(?:keep|save|leave|hold off|hold it|not\b|edit|tweak|"
+    r"review|revise|adjust|make (?:any )?(?:changes|edits|tweaks))"
 )
 _CHOICE_AMONG = re.compile(
     r"\b(?:one of (?:these|those|them|the above|the following)|either of (?:these|those|them)|which one)\b"
@@ -306,14 +355,25 @@ _BARE_CONSENT = re.compile(
 # "Just to confirm before I book: ...", "To confirm, ...": the agent recaps; the "confirm" requests nothing.
 _RECAP_OPENER = re.compile(r"^\W*(?:so,? |ok,? |okay,? |alright,? |and )?(?:just )?to (?:confirm|recap)\b")
 # "If you want a vegan variation, just say the word": a sentence opened by a condition on
-# something the user may want (not "me to <act>") turns its consent phrase into an offer.
+# something the user may want (not "me to <act>") turns its consent phrase into an offer; so
+# does "If you'd like, I can check your other orders too - just say the word!".
 _CONDITIONAL_OFFER = re.compile(
-    r"^\W*(?:and |but |also,? |or )?if you(?:'d| would)? (?:like|want|prefer|need|fancy|are interested in) "
+    r"^\W*(?:and |but |also,? |or )?if you(?:'d| would)? (?:like|want|prefer|need|fancy|are interested in),? "
     r"(?!(?:me )?to\b|me\b)[a-z]"
 )
 # "New hires can't overhear conversations": an ability a third party lacks, stated as a fact.
 _LEAD_LABEL = re.compile(r"^[a-z ]{1,30}: ")  # "Short answer: ...", "In short: ..."
 _ACTIVE_INABILITY = re.compile(r"\b(?:cannot|can not|are unable to|are not able to) (?!be\b)(?P<verb>[a-z]+)\b")
+#: "This email is to confirm that ...", "I'm writing to confirm ...": the confirmation is given, not asked.
+_STATED_CONFIRMATION = re.compile(r"\b(?:is|am writing|'m writing|are writing|just writing) (?:just )?to confirm\b")
+#: "confirm that the line ... is the one ending in 2287": a fact about a value, not an action to approve.
+_FACT_CHECK = re.compile(
+    r"\bconfirm (?:that|whether|if) (?:the|your|this|it)\b[^.?!]{0,80}\b(?:is|are|was|were) "
+    r"(?:the|your|a|an|one|still|in|at|on|from|ending|\d)"
+)
+#: "confirm which ...", "confirm whether ...": the user is asked to check a fact, not to approve an action
+#: (consent objects such as "confirm whether you want ..." are read before this).
+_OPEN_CONFIRM_WORDS = frozenset({"which", "what", "where", "when", "who", "whom", "whose", "how", "whether", "if"})
 _CONFIRM_REQUEST = re.compile(
     r"(?:^|\b(?:please|kindly|can you|could you|would you|will you|if you could|i need you to|you need "
     r"to|to|just|and))\s*"
@@ -356,6 +416,7 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
     verb_list = cues.get("action_verbs", ["book"])
     # "delete" -> "deleting": the suffixes below are appended to the whole verb
     verbs = alternation(verb_list + [v[:-1] + "ing" for v in verb_list if v.endswith("e") and not v.endswith("ee")])
+    bare_verbs = verbs  # "Overwrite?": the verb alone, no suffix
     verbs += _VERB_SUFFIX
     markers = alternation(cues.get("plan_markers", ["i will"]))
     action_nouns = alternation(cues.get("action_nouns", ["cancellation"]))
@@ -372,7 +433,11 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
             # "Here's what I'll do:" / "Here's my plan" head a list of steps; "I intend to archive ..."
             r"\b(?:here's|here is) (?:what|how) (?:i'll|i will|i'm going to|i am going to|i'd|i would|i plan to)\b",
             r"\b(?:here's|here is) (?:the|my) plan\b",
+            r"\b(?:here's|here is) what(?:'s| is) (?:about|going|set|ready) to\b",
             r"\bi (?:intend|propose|plan) to [a-z]+",
+            # "Will run `alembic upgrade head` on prod. OK?": a terse plan without its subject
+            r"^\W*(?:(?:ok|okay|so|then|next|now),? )?will (?:now |also |then |first )?"
+            r"(?!(?:be|do|have|need|keep|let|wait|get back|you|it|this|that|they|there|we|i|he|she)\b)[a-z]+\b",
             # "The UPDATE will modify 1,882 rows", "This submits 3 days of PTO": what the action will do
             rf"\b(?:this|that|it) (?:(?:will|would) (?:also )?(?:{verbs})|(?:also )?(?:{verbs})(?:s|es))\b",
             rf"\b(?:this|that|it)'ll (?:also )?(?:{verbs})\b",
@@ -382,23 +447,27 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
     consent_verb = _indexed_sources(
         (
             rf"\b(?:shall|should|can|may) i (?:go ahead and |now |then |also )?{verbs}\b",
-            rf"\b(?:would|do) you (?:still |also |now )?(?:like|want|wish) (?:me )?to (?:go ahead and |now )?{verbs}\b",
+            rf"\b(?:would|do) you (?:still |also |now |really )?(?:like|want|wish) (?:me )?to "
+            rf"(?:go ahead and |now )?{verbs}\b",
             rf"\b(?:would|do) you (?:like|want) (?:the|your|this|that|these|those|it|them)\b[^?]{{0,50}}? {verbs}\b",
             rf"(?:^|[,:;] |\bso )you(?:'d| would)? (?:like|want|wish) to (?:go ahead and )?{verbs}\b[^?]{{0,400}}\?",
             r"\bto confirm,? you (?:want|would like|'d like|wish) to\b",
             rf"(?:^|[.!;:] )\W*(?:so,? |ok,? |okay,? )?want me to (?:go ahead and |now )?{verbs}\b",
             rf"\b(?:ok|okay|alright|all right|good|fine|ready) to {verbs}\b[^.?!]{{0,400}}\?",
             r"\blet me know (?:if|whether|once|when) "
-            rf"(?:i should|i can|i may|you(?:'d| would)? like me to|you want me to) (?:go ahead and )?{verbs}\b",
+            rf"(?:i should|i can|i may|you(?:'d| would)? like me to|you want me to) (?:go ahead and )?{verbs}\b"
+            # "... like me to place a trade!", "... open any of them": an offer of something new
+            r"(?! (?:a|an|any|some|another|anything|something|more)\b)",
         )
     )
     # "Send it?" / "Book them now?" right after a stated plan.
     bare_action_question = re.compile(rf"^(?:and |so )?{verbs}(?: it| them| this| that| these| those| now| all)*\?$")
     # "Post the following tweet?", "Send this to Bob?": an imperative question whose verb is a
-    # consequential action asks for the go-ahead (wh-questions and choices are read first).
+    # consequential action asks for the go-ahead (wh-questions and choices are read first);
+    # so does the bare verb ("config.yaml exists. Overwrite?", "Delete?").
     imperative_question = re.compile(
-        rf"^(?:and |so |ok,? |okay,? |then,? )?(?![^?]*\b(?:which|what|where|when|who|whom|whose|how)\b){verbs} "
-        r"[^\s?][^?]{0,300}\?$"
+        rf"^(?:and |so |ok,? |okay,? |then,? )?(?![^?]*\b(?:which|what|where|when|who|whom|whose|how)\b)"
+        rf"(?:{verbs} [^\s?][^?]{{0,300}}|{bare_verbs})\?$"
     )
     return _Patterns(
         markers=tuple(m.lower() for m in cues.get("syntax_markers", [])),
@@ -422,8 +491,8 @@ def _compile(cues: dict[str, list[str]]) -> _Patterns:
         plan=plan,
         consent_verb=consent_verb,
         blocked=re.compile(
-            r"\b(?:without|until|unless|(?:because|since|as) (?=i do not know\b|i do not have (?:the|your)\b"
-            r"|you (?:have not|did not) (?:tell|told|give|given|specify|specified|provide|provided|say|said)\b))"
+            r"(?:\b(?:without|until|unless|(?:because|since|as) (?=i do not know\b|i do not have (?:the|your)\b"
+            rf"|{_NOT_TOLD}))|[\u2014\u2013:] (?={_NOT_TOLD}))"
             r"(?P<tail>[^.?!;]{0,80})"
         ),
         capability=re.compile(r"\b" + alternation(cues.get("capability_nouns", ["function"])) + r"\b"),
@@ -852,19 +921,25 @@ class DefaultClassifier:
         question = "?" in sentence
         if question and _BARE_CONSENT.match(sentence):
             return {ActionClass.CONFIRM}
-        if question and reported and _OFFER_SHAPED.search(sentence) and not _search(p.consent, sentence, words):
+        # "Would you like me to set another reminder as well?" offers more even with no result before it
+        additional = _ADDITIONAL.search(sentence) if question else None
+        if (
+            question
+            and (reported or (additional and " or " not in sentence))
+            and _OFFER_SHAPED.search(sentence)
+            and not _search(p.consent, sentence, words)
+        ):
             # After a result, "Would you like the forecast too?" is an offer; after a completed
             # action, so is "Would you like to check metrics or schedule another post?".
-            if r.completion or _ADDITIONAL.search(sentence):
+            if r.completion or additional:
                 return out
             if not (p.consent_verb.search(sentence, words) or _CHOICE_QUESTION.search(sentence)):
                 return out
         # A wh-question or a choice between options asks, even when it names an
         # action ("Which flight would you like to change?"): no consent evidence.
-        open_question = question and bool(
-            _WH_QUESTION.search(sentence) or _CHOICE_QUESTION.search(sentence) or _CHOICE_AMONG.search(sentence)
-        )
-        if not question and index == len(r.sentences) - 1 and _WH_QUESTION_UNMARKED.match(sentence):
+        choice = question and bool(_CHOICE_QUESTION.search(sentence)) and not _CONSENT_OR_HOLD.match(sentence)
+        open_question = question and bool(_WH_QUESTION.search(sentence) or choice or _CHOICE_AMONG.search(sentence))
+        if not question and index == len(r.sentences) - 1 and unmarked_question(sentence):
             out.add(ActionClass.ASK)
         confirm_kind = self._confirm_object(r, index) if "confirm" in sentence else None
         if confirm_kind is not None:
@@ -872,7 +947,7 @@ class DefaultClassifier:
         offer = question and _search(p.offer, sentence, words)
         conditional_offer = "if you" in sentence and bool(_CONDITIONAL_OFFER.search(sentence))
         if open_question:
-            if not offer or _CHOICE_QUESTION.search(sentence):
+            if not offer or choice or _WHICH.search(sentence):
                 out.add(ActionClass.ASK)
         elif not conditional_offer and (
             _search(p.consent, sentence, words)
@@ -884,7 +959,14 @@ class DefaultClassifier:
             out.add(ActionClass.CONFIRM)
         if _search(p.ask, sentence, words):
             out.add(ActionClass.ASK)
-        if question and not open_question and not out and not offer and not conditional_offer:
+        if (
+            question
+            and not open_question
+            and not out
+            and not offer
+            and not conditional_offer
+            and not self_answered(r.sentences, index)
+        ):
             out.add(ActionClass.ASK)
         if out and not question and _search(p.user_action, sentence, words):
             out.clear()  # "Please confirm the payment in your app": the user acts, the agent waits for nothing
@@ -899,10 +981,16 @@ class DefaultClassifier:
         opener = _RECAP_OPENER.match(sentence)
         if opener and match.start() < opener.end():
             return None  # "Just to confirm before I book: ...": a recap; other rules read the sentence
+        if _STATED_CONFIRMATION.search(sentence):
+            return None  # "This email is to confirm that your line has been reactivated": a notice
         tail = match.group("tail")
         if _CONSENT_OBJECT.match(tail):
             return ActionClass.CONFIRM
+        if _FACT_CHECK.search(sentence):
+            return ActionClass.ASK  # "confirm that the line you wish to modify is the one ending in 2287"
         first_word = tail.split(maxsplit=1)[0] if tail.strip() else ""
+        if first_word in _OPEN_CONFIRM_WORDS:
+            return ActionClass.ASK  # "Could you confirm which order has the broken item?": a question
         if first_word.endswith("ing") and p.action_verb.fullmatch(first_word):
             return ActionClass.CONFIRM  # "confirm returning the lamp": approve an action
         if p.value_noun.search(tail):
@@ -913,7 +1001,9 @@ class DefaultClassifier:
             # "Please confirm." / "Can you confirm?": consent after an action plan; else the
             # question rule (if any) decides.
             return ActionClass.CONFIRM if plan else None
-        return ActionClass.CONFIRM if plan else ActionClass.ASK
+        if plan or _search(p.consent, sentence, r.words[index]):
+            return ActionClass.CONFIRM  # "Before I issue the refund, please confirm: $23.50 back to ...": the action
+        return ActionClass.ASK
 
 
 @lru_cache(maxsize=32)

@@ -25,14 +25,18 @@ from tooldiag.classify.default import (
     _CHOICE_QUESTION,
     _CONDITIONAL_OFFER,
     _CONFIRM_REQUEST,
+    _CONSENT_OR_HOLD,
     _GENERIC_BLOCK,
     _OFFER_SHAPED,
     _POLICY,
     _WH_QUESTION,
     _WH_QUESTION_UNMARKED,
+    _WHICH,
     _Reading,
     _search,
     clean_for_cues,
+    self_answered,
+    unmarked_question,
 )
 from tooldiag.classify.explain import Explanation, unattributed
 from tooldiag.classify.language import UNDETERMINED, detect_language
@@ -204,18 +208,27 @@ def _request_findings(classifier: DefaultClassifier, r: _Reading, index: int, re
     question = "?" in sentence
     if question and _BARE_CONSENT.match(sentence):
         return [(ActionClass.CONFIRM, "confirm:bare_consent", sentence, sentence)]
-    if question and reported and _OFFER_SHAPED.search(sentence) and not _search(p.consent, sentence, words):
-        if r.completion or _ADDITIONAL.search(sentence):
+    # "Would you like me to set another reminder as well?" offers more even with no result before it
+    additional = _ADDITIONAL.search(sentence) if question else None
+    if (
+        question
+        and (reported or (additional and " or " not in sentence))
+        and _OFFER_SHAPED.search(sentence)
+        and not _search(p.consent, sentence, words)
+    ):
+        if r.completion or additional:
             return out
         if not (p.consent_verb.search(sentence, words) or _CHOICE_QUESTION.search(sentence)):
             return out
     wh = _WH_QUESTION.search(sentence) if question else None
-    choice = _CHOICE_QUESTION.search(sentence) if question else None
+    choice = _CHOICE_QUESTION.search(sentence) if question and not _CONSENT_OR_HOLD.match(sentence) else None
     among = _CHOICE_AMONG.search(sentence) if question else None
     open_question = bool(wh or choice or among)
     if not question and index == len(r.sentences) - 1 and _WH_QUESTION_UNMARKED.match(sentence):
         word = _WH_WORD.search(sentence)
         add(ActionClass.ASK, "ask:wh_question_unmarked", word.group(0) if word else None)
+    elif not question and index == len(r.sentences) - 1 and unmarked_question(sentence):
+        add(ActionClass.ASK, "ask:choice_question_unmarked", "or")
     confirm_kind = classifier._confirm_object(r, index) if "confirm" in sentence else None
     if confirm_kind is not None:
         rule = "confirm:confirm_request" if confirm_kind is ActionClass.CONFIRM else "ask:confirm_value"
@@ -223,7 +236,7 @@ def _request_findings(classifier: DefaultClassifier, r: _Reading, index: int, re
     offer = question and _search(p.offer, sentence, words)
     conditional_offer = "if you" in sentence and bool(_CONDITIONAL_OFFER.search(sentence))
     if open_question:
-        if not offer or choice:
+        if not offer or choice or _WHICH.search(sentence):
             if wh:
                 word = _WH_WORD.search(wh.group(0))
                 add(ActionClass.ASK, "ask:wh_question", word.group(0) if word else wh.group(0).strip())
@@ -237,7 +250,14 @@ def _request_findings(classifier: DefaultClassifier, r: _Reading, index: int, re
             add(ActionClass.CONFIRM, *consent_rule)
     if _search(p.ask, sentence, words):
         add(ActionClass.ASK, "ask:ask_cue", _matched(p.ask, sentence))
-    if question and not open_question and not out and not offer and not conditional_offer:
+    if (
+        question
+        and not open_question
+        and not out
+        and not offer
+        and not conditional_offer
+        and not self_answered(r.sentences, index)
+    ):
         add(ActionClass.ASK, "ask:question", "?")
     if out and not question and _search(p.user_action, sentence, words):
         return []  # "Please confirm the payment in your app": the user acts
