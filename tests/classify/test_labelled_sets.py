@@ -1,8 +1,8 @@
 """Every labelled emission file (tests/data/classifier/*.jsonl): format, coverage, and floors.
 
-The held-out files (``*-holdout-g``) were written by authors who saw only the class definitions,
-and the rules were never tuned on them; batches ``a`` to ``f`` and ``h`` were measured untouched
-first and then tuned on (bench/classifier_eval.py counts them as dev). The floors below sit a few
+The held-out files (``*-holdout-i``) were written by authors who saw only the class definitions,
+and the rules were never tuned on them; batches ``a`` to ``h`` were measured untouched first and
+then tuned on (bench/classifier_eval.py counts them as dev). The floors below sit a few
 points under the figures measured when the rules were frozen (docs/diagnostic.md, "Measuring the
 classifier"), so a regression fails here while a cue extension does not.
 """
@@ -22,11 +22,11 @@ from tooldiag.classify.language import SUPPORTED_LANGUAGES
 FOLDER = Path(__file__).resolve().parents[1] / "data" / "classifier"
 NAME = re.compile(r"^(?P<language>[a-z]{2})-(?P<split>dev|holdout|original)(?:-(?P<batch>[a-z]))?\.jsonl$")
 FIELDS = {"id", "split", "role", "content", "label", "note"}  # tool_calls: absent or null when none
-HELD_OUT = ("-holdout-g.jsonl",)
+HELD_OUT = ("-holdout-i.jsonl",)
 
-#: Accuracy floors of the default scheme on the never-tuned held-out rows (batch g), per language.
-#: Measured when the rules were frozen: en 92.0, es 92.0, fr 90.0, de 88.0, pt 90.0, it 94.0, zh 94.0, ja 94.0.
-FLOORS = {"en": 0.89, "es": 0.86, "fr": 0.84, "de": 0.82, "pt": 0.84, "it": 0.88, "zh": 0.88, "ja": 0.88}
+#: Accuracy floors of the default scheme on the never-tuned held-out rows (batch i), per language.
+#: Measured when the rules were frozen: en 93.6, es 93.3, fr 86.7, de 98.3, pt 88.3, it 95.0, zh 80.0, ja 88.3.
+FLOORS = {"en": 0.90, "es": 0.88, "fr": 0.83, "de": 0.93, "pt": 0.83, "it": 0.90, "zh": 0.76, "ja": 0.83}
 
 
 def read(path: Path) -> list[dict]:
@@ -83,8 +83,8 @@ def test_default_scheme_on_the_never_tuned_held_out_rows(held_out):
     for code, floor in FLOORS.items():
         assert accuracy[code] >= floor, (code, accuracy[code])
     overall = sum(sum(hits) for hits in by_language.values()) / len(held_out)
-    assert overall >= 0.89  # measured 91.9 %
-    assert overall - paper_hits / len(held_out) >= 0.30  # the paper scheme: 44.2 %
+    assert overall >= 0.89  # measured 92.0 %
+    assert overall - paper_hits / len(held_out) >= 0.30  # the paper scheme: 46.8 %
 
 
 def test_second_rater_labels_name_held_out_rows(files):

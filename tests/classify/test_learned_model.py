@@ -33,9 +33,9 @@ def test_training_uses_only_the_tuned_on_files():
     t = trainer()
     names = [path.name for path in t.training_files()]
     assert "en-original.jsonl" in names and "fr-holdout-b.jsonl" in names and "xx-dev.jsonl" in names
-    # batch g measures the model; it is never trained on
-    assert not [n for n in names if n.endswith("-holdout-g.jsonl")]
-    assert t.is_training_file("de-holdout-f.jsonl") and not t.is_training_file("de-holdout-g.jsonl")
+    # batch i measures the model; it is never trained on
+    assert not [n for n in names if n.endswith("-holdout-i.jsonl")]
+    assert t.is_training_file("de-holdout-g.jsonl") and not t.is_training_file("de-holdout-i.jsonl")
 
 
 def test_shipped_weights_were_trained_on_the_current_training_files():
