@@ -23,10 +23,8 @@ import ssl
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import httpx
 
 from tooldiag.models.base import ModelBackend, ModelOptions, ModelRequest, ToolChoice
 from tooldiag.models.body_encoding import ToolListEncoder
@@ -37,6 +35,9 @@ from tooldiag.models.network import ByteCap, NetworkBackend, check_declared_leng
 from tooldiag.models.registry import provider
 from tooldiag.models.retry import AttemptFailure, FailureKind, failure_for_status, parse_retry_after, redact
 from tooldiag.trajectory import Emission, GenerationConfig, Message, ToolCall, ToolSpec, Usage
+
+if TYPE_CHECKING:  # httpx is imported where it is used: a local http:// endpoint never needs it, and
+    import httpx  # its import costs about 0.3 s without bytecode (bench/README.md, "Sixth pass")
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -216,6 +217,8 @@ def server_message(response: httpx.Response | HTTPReply) -> str:
 @functools.lru_cache(maxsize=1)
 def _ssl_context() -> ssl.SSLContext:
     """One TLS context for every client: building one costs about 30 ms of CPU."""
+    import httpx
+
     return httpx.create_ssl_context()
 
 
@@ -276,6 +279,8 @@ class OpenAICompatBackend(NetworkBackend[bytes, HTTPReply]):
         self._tool_texts = ToolListEncoder(size=2 * self.concurrency + 8)
 
     def _new_client(self) -> httpx.AsyncClient:
+        import httpx
+
         headers = {"Content-Type": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
@@ -303,6 +308,8 @@ class OpenAICompatBackend(NetworkBackend[bytes, HTTPReply]):
     async def send(self, prepared: bytes, request: ModelRequest) -> HTTPReply:
         if self._origin is not None:
             return await self._send_lean(prepared)
+        import httpx
+
         timeout_s = self.deadline_s(request)
         pool = self._pools.get()
         client = pool.acquire()
