@@ -35,6 +35,7 @@ def test_the_worker_count_is_capped_by_units_and_slots():
     assert plan_workers(4, units=100, concurrency=2) == 2
     assert plan_workers(1, units=100, concurrency=8) == 1
     assert plan_workers(None, units=10, concurrency=8) == 1  # too few units to pay for a process
+    assert plan_workers(None, units=200, concurrency=32) == 1  # one BFCL category: a process's start-up costs more
     with pytest.raises(UserError, match="--workers must be 1 or more"):
         plan_workers(0, units=10, concurrency=8)
 

@@ -126,7 +126,7 @@ def run_bfcl_command(
             min=1,
             help=(
                 "Processes to shard the cases over (--concurrency is split between them; the parent "
-                "alone writes the run). Default: one per core, at least 32 cases each. 1: one process."
+                "alone writes the run). Default: one per core, at least 256 cases each. 1: one process."
             ),
         ),
     ] = None,

@@ -24,10 +24,8 @@ import ssl
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import httpx
 
 from tooldiag.models.base import ModelBackend, ModelOptions, ModelRequest, ToolChoice
 from tooldiag.models.body_encoding import ToolListEncoder
@@ -47,6 +45,9 @@ from tooldiag.trajectory import (
     Usage,
     repair_emission,
 )
+
+if TYPE_CHECKING:  # httpx is imported where it is used: a local http:// endpoint never needs it, and
+    import httpx  # its import costs about 0.3 s without bytecode (bench/README.md, "Sixth pass")
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -266,6 +267,8 @@ def server_message(response: httpx.Response | HTTPReply) -> str:
 @functools.lru_cache(maxsize=1)
 def _ssl_context() -> ssl.SSLContext:
     """One TLS context for every client: building one costs about 30 ms of CPU."""
+    import httpx
+
     return httpx.create_ssl_context()
 
 
@@ -326,6 +329,8 @@ class OpenAICompatBackend(NetworkBackend[bytes, HTTPReply]):
         self._tool_texts = ToolListEncoder(size=2 * self.concurrency + 8)
 
     def _new_client(self) -> httpx.AsyncClient:
+        import httpx
+
         headers = {"Content-Type": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
@@ -352,6 +357,8 @@ class OpenAICompatBackend(NetworkBackend[bytes, HTTPReply]):
     async def send(self, prepared: bytes, request: ModelRequest) -> HTTPReply:
         if self._origin is not None:
             return await self._send_lean(prepared)
+        import httpx
+
         timeout_s = self.deadline_s(request)
         pool = self._pools.get()
         client = pool.acquire()

@@ -50,9 +50,13 @@ from tooldiag.runner.schedule import balance_shards
 #: A worker's entry point: ``entry(payload, units, concurrency, emit)``, module-level (picklable).
 WorkerEntry = Callable[[Any, list[Any], int, Callable[[Any], None]], Coroutine[Any, Any, Any]]
 
-#: With the default worker count, fewer units than this per worker do not pay for a process
-#: (start-up and imports cost about a second of CPU each): a 20-case run stays in one process.
-MIN_UNITS_PER_WORKER = 32
+#: With the default worker count, fewer units than this per worker do not pay for a process: a
+#: spawned worker re-imports everything, loads its cases and starts its own budget worker, 1.5-3 s
+#: before its first request on a 2-core host without bytecode, while one process runs a 200-case
+#: BFCL category in 2 s at 0 ms and is not CPU-bound at 50 ms; two workers made such a run 2.4-2.9 s
+#: slower at concurrency 8 and 32 alike (bench/README.md, "Sixth pass"). So a category (200 cases)
+#: runs in one process, all 800 cases in two.
+MIN_UNITS_PER_WORKER = 256
 #: How often a worker checks that its parent is still there when the lifeline is silent.
 PARENT_CHECK_S = 1.0
 #: How long the parent waits for a stopped worker before killing it.

@@ -274,6 +274,10 @@ async def execute_run(
         total = len(cases) * repeats
         progress.start(total, total - len(todo), store.status_counts())
         processes = plan_workers(workers, len(todo), prepared.options.concurrency)
+        if executor == "ray" or processes > 1:  # this process runs no rollout: a prestarted worker idles
+            from tooldiag.suites.bfcl.budget import close_unused_worker
+
+            close_unused_worker()
         outcome = None
         try:
             if executor == "ray":

@@ -59,9 +59,11 @@ def _unit(unit: str | tuple[str, int] | list[Any]) -> tuple[str, int]:
 async def run_shard(payload: ShardPayload, case_ids: list[Any], concurrency: int, emit: Callable[[Any], None]) -> Any:
     """A worker's entry point: run ``case_ids`` (case ids, or ``(case_id, sample)`` pairs with
     ``--repeats``) at ``concurrency``; returns ``(errors, rejected)``."""
+    from tooldiag.suites.bfcl.budget import prestart_worker
     from tooldiag.suites.bfcl.data import load_cases
     from tooldiag.suites.bfcl.runner import run_cases
 
+    prestart_worker()  # its start-up overlaps loading the cases and the model
     units = [_unit(unit) for unit in case_ids]
     wanted = list(dict.fromkeys(case_id for case_id, _ in units))
     by_id = {case.id: case for case in load_cases(payload.config.categories, ids=wanted)}  # builds only these
