@@ -3,7 +3,7 @@
 
 Why: ``report``, ``cases``, ``compare``, ``show``, ``diagnose``, ``classify`` and ``audit report`` all
 build their classifier from the same options. ``--scheme`` stays in each command's own signature (its
-place and type differ: ``compare`` adds ``--scheme-b`` after it, ``classify`` repeats it); the rest is
+place and type differ: ``compare`` adds ``--scheme-b`` after it, ``classify`` takes several); the rest is
 one block: a command declares ``*, options: ClassifierOptions`` right after its ``scheme`` and gets
 the block's options there in ``--help`` (:func:`tooldiag.cli.option_groups.option_group`), handed to it
 as one :class:`ClassifierOptions`, whose :meth:`~ClassifierOptions.resolve` builds the classifier a
