@@ -7,18 +7,8 @@ from typing import Annotated
 
 import typer
 
-from tooldiag.cli.classify import (
-    CueFiles,
-    Judge,
-    JudgeApiKeyEnv,
-    JudgeBaseUrl,
-    JudgeCache,
-    JudgeConcurrency,
-    JudgeMaxRetries,
-    JudgeTimeout,
-    resolve_classifier_options,
-)
-from tooldiag.cli.report import Out, Scheme
+from tooldiag.cli.classifier_options import ClassifierOptions, Scheme, classifier_options
+from tooldiag.cli.report import Out
 
 audit_app = typer.Typer(
     help="Audit labels (paper 001 App. F): attach raters' action classes to a BFCL run, then report "
@@ -53,6 +43,7 @@ def import_command(
 
 
 @audit_app.command("report")
+@classifier_options()
 def report_command(
     run_dir: Annotated[Path, typer.Argument(help="BFCL run holding imported audit labels.")],
     fmt: Annotated[
@@ -65,14 +56,8 @@ def report_command(
     ] = "md",
     out: Out = None,
     scheme: Scheme = "default",
-    cues: CueFiles = None,
-    judge: Judge = None,
-    judge_base_url: JudgeBaseUrl = None,
-    judge_api_key_env: JudgeApiKeyEnv = None,
-    judge_concurrency: JudgeConcurrency = 8,
-    judge_timeout: JudgeTimeout = None,
-    judge_cache: JudgeCache = True,
-    judge_max_retries: JudgeMaxRetries = 2,
+    *,
+    options: ClassifierOptions,
 ) -> None:
     """Inter-rater kappa, classifier vs raters per class, adjudicated share and the disagreements.
 
@@ -90,10 +75,7 @@ def report_command(
         from tooldiag.report.table_files import check_parquet_out
 
         check_parquet_out(out)
-    classifier = resolve_classifier_options(
-        scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
-        judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
-    )  # fmt: skip
+    classifier = options.resolve(scheme)
     report = api.audit_report(run_dir, classifier)
     for warning in report.classifier.warnings() if report.classifier else ():
         typer.echo(f"warning: {warning}", err=True)

@@ -11,18 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tooldiag.cli.classify import (
-    CueFiles,
-    Judge,
-    JudgeApiKeyEnv,
-    JudgeBaseUrl,
-    JudgeCache,
-    JudgeConcurrency,
-    JudgeMaxRetries,
-    JudgeTimeout,
-    resolve_classifier_options,
-)
-from tooldiag.cli.report import Scheme
+from tooldiag.cli.classifier_options import ClassifierOptions, Scheme, classifier_options
 from tooldiag.errors import UserError
 
 if TYPE_CHECKING:
@@ -63,6 +52,7 @@ Out = Annotated[
 ]
 
 
+@classifier_options()
 def cases_command(
     inputs: Inputs,
     verdict: Verdicts = None,
@@ -71,14 +61,8 @@ def cases_command(
     fmt: Format = "table",
     out: Out = None,
     scheme: Scheme = "default",
-    cues: CueFiles = None,
-    judge: Judge = None,
-    judge_base_url: JudgeBaseUrl = None,
-    judge_api_key_env: JudgeApiKeyEnv = None,
-    judge_concurrency: JudgeConcurrency = 8,
-    judge_timeout: JudgeTimeout = None,
-    judge_cache: JudgeCache = True,
-    judge_max_retries: JudgeMaxRetries = 2,
+    *,
+    options: ClassifierOptions,
 ) -> None:
     """One row per case: the class of every emission per turn, the grader's verdict, and the diagnostic verdict.
 
@@ -109,10 +93,7 @@ def cases_command(
         from tooldiag.report.frames import check_parquet_out
 
         check_parquet_out(out)
-    classifier = resolve_classifier_options(
-        scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
-        judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
-    )  # fmt: skip
+    classifier = options.resolve(scheme)
     rows = api.case_rows(inputs, classifier)  # every row: the count line on stderr tells how many were kept
     chosen.check_categories(rows)
     shown = chosen.apply(rows)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from tooldiag.cli.classifier_options import ClassifierOptions, classifier_options
 from tooldiag.errors import UserError
 
 if TYPE_CHECKING:
@@ -25,84 +27,6 @@ Schemes = Annotated[
         help="paper (the paper's released classifier), default (tooldiag's rules), default+learned (the rules "
         "with a learned text model: more accurate, slower), or llm (a judge model; see --judge). "
         "Repeatable with --evaluate.",
-    ),
-]
-CueFiles = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--cues",
-        help="Extra cue file (JSON) for the default scheme; repeatable. Also: TOOLDIAG_CUES=FILE[:FILE].",
-        dir_okay=False,
-    ),
-]
-Judge = Annotated[
-    str | None,
-    typer.Option(
-        "--judge", help="Judge model of the llm scheme, e.g. openai/gpt-4o-mini (or TOOLDIAG_CLASSIFY_MODEL)."
-    ),
-]
-JudgeBaseUrl = Annotated[
-    str | None,
-    typer.Option(
-        "--judge-base-url",
-        help="Endpoint of the llm scheme's judge, e.g. http://127.0.0.1:8000/v1.",
-        rich_help_panel="llm scheme",
-    ),
-]
-JudgeApiKeyEnv = Annotated[
-    str | None,
-    typer.Option(
-        "--judge-api-key-env", help="Environment variable holding the judge's API key.", rich_help_panel="llm scheme"
-    ),
-]
-JudgeConcurrency = Annotated[
-    int,
-    typer.Option("--judge-concurrency", min=1, help="Judge requests in flight at once.", rich_help_panel="llm scheme"),
-]
-JudgeTimeout = Annotated[
-    float | None,
-    typer.Option(
-        "--judge-timeout",
-        min=0.1,
-        metavar="SECONDS",
-        help="Per-request timeout of the judge (default: 120 s). A request that times out is retried, "
-        "then falls back to the default rules.",
-        rich_help_panel="llm scheme",
-    ),
-]
-JudgeCache = Annotated[
-    bool,
-    typer.Option(
-        "--judge-cache/--no-judge-cache",
-        help="Reuse the judge's cached answers (the response cache every model has; the judge runs at temperature 0).",
-        rich_help_panel="llm scheme",
-    ),
-]
-JudgeMaxRetries = Annotated[
-    int,
-    typer.Option(
-        "--judge-max-retries",
-        min=0,
-        help="Retries per judge request (429/5xx/timeouts). Kept small so that a judge that is down "
-        "falls back to the rules within seconds; an unreachable judge is not asked again.",
-        rich_help_panel="llm scheme",
-    ),
-]
-JudgeExecutor = Annotated[
-    str,
-    typer.Option(
-        "--executor",
-        help="Where the judge's requests run: local (this process) or ray (Ray tasks on a cluster; "
-        "pip install 'tooldiag[ray]'; docs/distributed.md). The labels are the same either way.",
-        rich_help_panel="llm scheme",
-    ),
-]
-JudgeRayAddress = Annotated[
-    str | None,
-    typer.Option(
-        "--ray-address",
-        help="With --executor ray: auto (the cluster `ray start` made here) or HOST:PORT. Default: a local Ray.",
-        rich_help_panel="llm scheme",
     ),
 ]
 EvalFormat = Annotated[
@@ -128,46 +52,6 @@ _EvaluateOut = Annotated[
 ]
 
 
-def resolve_classifier_options(
-    scheme: str,
-    cues: list[Path] | None,
-    judge: str | None,
-    judge_base_url: str | None = None,
-    judge_api_key_env: str | None = None,
-    judge_concurrency: int = 8,
-    *,
-    judge_timeout: float | None = None,
-    judge_cache: bool = True,
-    judge_max_retries: int | None = None,
-    executor: str = "local",
-    ray_address: str | None = None,
-) -> Classifier:
-    """The classifier the options name, resolved once here and passed down as an object.
-
-    ``executor``/``ray_address`` (``--executor ray``) apply to the ``llm`` scheme only."""
-    from tooldiag.classify import SCHEMES, get_classifier
-
-    if scheme not in SCHEMES:
-        raise UserError(f"unknown scheme {scheme!r}", hint="use one of: " + ", ".join(SCHEMES))
-    judge_options = None
-    if scheme == "llm":
-        from tooldiag.classify.llm import JUDGE_MAX_RETRIES
-        from tooldiag.models.base import ModelOptions
-
-        judge_options = ModelOptions(
-            base_url=judge_base_url,
-            api_key_env=judge_api_key_env,
-            concurrency=judge_concurrency,
-            cache=judge_cache,
-            max_retries=JUDGE_MAX_RETRIES if judge_max_retries is None else judge_max_retries,
-            timeout=judge_timeout,
-        )
-    return get_classifier(
-        scheme, cue_files=cues or (), judge=judge, judge_options=judge_options, executor=executor,
-        ray_address=ray_address,
-    )  # fmt: skip
-
-
 def print_executor_line(classifier: Classifier) -> None:
     """With ``--executor ray``: the units retried and workers lost, on stderr (nothing for a local run)."""
     counts = getattr(classifier, "executor_counts", None)
@@ -183,6 +67,7 @@ def print_classifier_warnings(summaries: Sequence[ClassifierSummary | None]) -> 
             typer.echo(f"warning: {warning}", err=True)
 
 
+@classifier_options(executor=True)
 def classify_command(
     file: Annotated[
         str,
@@ -192,16 +77,8 @@ def classify_command(
         ),
     ],
     scheme: Schemes = None,
-    cues: CueFiles = None,
-    judge: Judge = None,
-    judge_base_url: JudgeBaseUrl = None,
-    judge_api_key_env: JudgeApiKeyEnv = None,
-    judge_concurrency: JudgeConcurrency = 8,
-    judge_timeout: JudgeTimeout = None,
-    judge_cache: JudgeCache = True,
-    judge_max_retries: JudgeMaxRetries = 2,
-    executor: JudgeExecutor = "local",
-    ray_address: JudgeRayAddress = None,
+    *,
+    options: ClassifierOptions,
     evaluate: Annotated[
         bool,
         typer.Option(
@@ -247,15 +124,9 @@ def classify_command(
         raise UserError(
             "--out applies to --evaluate --format parquet", hint="md and json go to stdout; redirect with >"
         )
-    classifiers = [
-        resolve_classifier_options(
-            name, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
-            judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
-            executor=executor if name == "llm" else "local", ray_address=ray_address if name == "llm" else None,
-        )
-        for name in schemes
-    ]  # fmt: skip
-    if executor != "local" and "llm" not in schemes:
+    local = replace(options, executor="local", ray_address=None)  # --executor applies to the llm scheme's judge
+    classifiers = [(options if name == "llm" else local).resolve(name) for name in schemes]
+    if options.executor != "local" and "llm" not in schemes:
         raise UserError("--executor applies to --scheme llm only", hint="add --scheme llm, or drop --executor")
     items = read_input(file, labelled=evaluate)
     pairs = [(item.text, item.has_calls) for item in items]

@@ -7,22 +7,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tooldiag.cli.classify import (
-    CueFiles,
-    Judge,
-    JudgeApiKeyEnv,
-    JudgeBaseUrl,
-    JudgeCache,
-    JudgeConcurrency,
-    JudgeMaxRetries,
-    JudgeTimeout,
-    resolve_classifier_options,
-)
-from tooldiag.cli.report import Scheme
+from tooldiag.cli.classifier_options import ClassifierOptions, Scheme, classifier_options
 from tooldiag.errors import UserError
 
 if TYPE_CHECKING:
-    from tooldiag.classify import Classifier
     from tooldiag.report.compare import Comparison
 
 _INPUT_HELP = "a BFCL run directory (run or imported), an agent log (.jsonl) or a tau2-bench results file (.json)"
@@ -46,6 +34,7 @@ SchemeB = Annotated[
 ]
 
 
+@classifier_options()
 def compare_command(
     run_a: RunA,
     run_b: RunB,
@@ -57,14 +46,8 @@ def compare_command(
     resamples: Resamples = 10_000,
     scheme: Scheme = "default",
     scheme_b: SchemeB = None,
-    cues: CueFiles = None,
-    judge: Judge = None,
-    judge_base_url: JudgeBaseUrl = None,
-    judge_api_key_env: JudgeApiKeyEnv = None,
-    judge_concurrency: JudgeConcurrency = 8,
-    judge_timeout: JudgeTimeout = None,
-    judge_cache: JudgeCache = True,
-    judge_max_retries: JudgeMaxRetries = 2,
+    *,
+    options: ClassifierOptions,
 ) -> None:
     """Per category, the paired difference in Acc and GAR between two runs over the same cases.
 
@@ -96,15 +79,8 @@ def compare_command(
         from tooldiag.report.frames import check_parquet_out
 
         check_parquet_out(out)
-
-    def resolve(name: str) -> Classifier:
-        return resolve_classifier_options(
-            name, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
-            judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
-        )  # fmt: skip
-
-    classifier = resolve(scheme)
-    classifier_b = None if scheme_b is None else resolve(scheme_b)
+    classifier = options.resolve(scheme)
+    classifier_b = None if scheme_b is None else options.resolve(scheme_b)
     comparison = api.compare_runs(
         run_a, run_b, classifier, classifier_b=classifier_b, metric=metric, alpha=alpha, seed=seed, resamples=resamples
     )

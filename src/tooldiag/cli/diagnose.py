@@ -7,21 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tooldiag.cli.classify import (
-    CueFiles,
-    Judge,
-    JudgeApiKeyEnv,
-    JudgeBaseUrl,
-    JudgeCache,
-    JudgeConcurrency,
-    JudgeExecutor,
-    JudgeMaxRetries,
-    JudgeRayAddress,
-    JudgeTimeout,
-    print_classifier_warnings,
-    print_executor_line,
-    resolve_classifier_options,
-)
+from tooldiag.cli.classifier_options import ClassifierOptions, Scheme, classifier_options
+from tooldiag.cli.classify import print_classifier_warnings, print_executor_line
 from tooldiag.cli.report import (
     PARQUET,
     Confidence,
@@ -29,7 +16,6 @@ from tooldiag.cli.report import (
     Format,
     MaskingPp,
     Out,
-    Scheme,
     TCap,
     check_format,
     thresholds_from,
@@ -39,6 +25,7 @@ if TYPE_CHECKING:
     from tooldiag.diagnose.log import InvalidLine
 
 
+@classifier_options(executor=True)
 def diagnose_command(
     logs: Annotated[
         list[Path],
@@ -51,16 +38,8 @@ def diagnose_command(
     fmt: Format = "md",
     out: Out = None,
     scheme: Scheme = "default",
-    cues: CueFiles = None,
-    judge: Judge = None,
-    judge_base_url: JudgeBaseUrl = None,
-    judge_api_key_env: JudgeApiKeyEnv = None,
-    judge_concurrency: JudgeConcurrency = 8,
-    judge_timeout: JudgeTimeout = None,
-    judge_cache: JudgeCache = True,
-    judge_max_retries: JudgeMaxRetries = 2,
-    executor: JudgeExecutor = "local",
-    ray_address: JudgeRayAddress = None,
+    *,
+    options: ClassifierOptions,
     masking_pp: MaskingPp = -15.0,
     execution_failure_pp: ExecFailPp = 60.0,
     t_cap: TCap = 10,
@@ -115,11 +94,7 @@ def diagnose_command(
         from tooldiag.report.frames import check_parquet_out
 
         check_parquet_out(out)
-    classifier = resolve_classifier_options(
-        scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
-        judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
-        executor=executor, ray_address=ray_address,
-    )  # fmt: skip
+    classifier = options.resolve(scheme)
     invalid: list[InvalidLine] | None = [] if skip_invalid else None
     thresholds = thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence)
     if source is None:

@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from tooldiag.cli.classify import CueFiles, Judge, resolve_classifier_options
-from tooldiag.cli.report import Scheme
+from tooldiag.cli.classifier_options import CueFiles, Judge, Scheme, resolve_classifier_options
 
 
 def export_command(

@@ -4,16 +4,15 @@ Why a decorator: typer reads a command's options from its signature, so sharing 
 means sharing parameters. :func:`model_call_options` appends the shared ones (endpoint, key variable,
 concurrency, cache, retries, timeout, temperature, max tokens, prompts, quiet, and for the steps that
 can run on a cluster ``--executor``/``--ray-address``) to the command's own and hands the command one
-:class:`ModelCall` instead, which builds the :class:`ModelOptions`, the generation config and the
-progress displays. A new shared option is added here once, for every step. :func:`print_step_summary`
-is the one ``done()`` line every step prints per model.
+:class:`ModelCall` instead (the signature work is :func:`tooldiag.cli.option_groups.option_group`'s),
+which builds the :class:`ModelOptions`, the generation config and the progress displays. A new shared
+option is added here once, for every step. :func:`print_step_summary` is the one ``done()`` line every
+step prints per model.
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
-import typing
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from tooldiag.cli.option_groups import keyword_parameters, option_group
 from tooldiag.cli.options import (
     DEFAULT_MAX_RESPONSE_BYTES,
     ApiKeyEnv,
@@ -124,10 +124,7 @@ def _shared_parameters(temperature: str, temperature_help: str, executor: bool) 
     ]
     if executor:
         annotated += [("executor", Executor, "local"), ("ray_address", RayAddress, None)]
-    return [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
-        for name, annotation, default in annotated
-    ]
+    return keyword_parameters(annotated)
 
 
 def model_call_options(
@@ -136,33 +133,12 @@ def model_call_options(
     temperature_help: str = "Number, or 'default' to send none.",
     executor: bool = False,
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Give a command the shared model-call options; the command takes ``call: ModelCall`` instead.
+    """Give a command the shared model-call options; the command takes ``*, call: ModelCall`` (last) instead.
 
     ``temperature`` is the step's default (the paper's: 0 for generators, 0.15 for vLLM judges);
     ``executor`` adds ``--executor local|ray`` and ``--ray-address`` (steps whose units may run on Ray).
     """
-    shared = _shared_parameters(temperature, temperature_help, executor)
-    names = [parameter.name for parameter in shared]
-
-    def decorate(command: Callable[..., None]) -> Callable[..., None]:
-        hints = typing.get_type_hints(command, include_extras=True)
-        own = [
-            parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=hints.get(name, parameter.annotation))
-            for name, parameter in inspect.signature(command).parameters.items()
-            if name != "call"
-        ]
-
-        @functools.wraps(command)
-        def wrapper(**values: Any) -> None:
-            call = ModelCall(**{name: values.pop(name) for name in names})
-            command(**values, call=call)
-
-        parameters = own + shared
-        wrapper.__signature__ = inspect.Signature(parameters, return_annotation=None)  # type: ignore[attr-defined]
-        wrapper.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
-        return wrapper
-
-    return decorate
+    return option_group("call", _shared_parameters(temperature, temperature_help, executor), ModelCall)
 
 
 def _statuses(statuses: Mapping[Any, int]) -> str:

@@ -7,18 +7,8 @@ from typing import Annotated
 
 import typer
 
-from tooldiag.cli.classify import (
-    CueFiles,
-    Judge,
-    JudgeApiKeyEnv,
-    JudgeBaseUrl,
-    JudgeCache,
-    JudgeConcurrency,
-    JudgeMaxRetries,
-    JudgeTimeout,
-    print_classifier_warnings,
-    resolve_classifier_options,
-)
+from tooldiag.cli.classifier_options import ClassifierOptions, Scheme, classifier_options
+from tooldiag.cli.classify import print_classifier_warnings
 
 Format = Annotated[
     str,
@@ -30,15 +20,6 @@ Format = Annotated[
 ]
 Out = Annotated[
     Path | None, typer.Option("--out", "-o", help="Write to this file instead of standard output.", dir_okay=False)
-]
-Scheme = Annotated[
-    str,
-    typer.Option(
-        "--scheme",
-        "-s",
-        help="Classifier: default (tooldiag's rules), default+learned (rules + a learned text model), "
-        "paper (reproduces the paper's tables) or llm.",
-    ),
 ]
 MaskingPp = Annotated[
     float,
@@ -137,19 +118,14 @@ def check_format(fmt: str, extra: tuple[str, ...] = ()) -> None:
         raise UserError(f"unknown format {fmt!r}", hint="use one of: " + ", ".join((*FORMATS, *extra)))
 
 
+@classifier_options()
 def report_command(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (from `tooldiag run` or `tooldiag import`).")],
     fmt: Format = "md",
     out: Out = None,
     scheme: Scheme = "default",
-    cues: CueFiles = None,
-    judge: Judge = None,
-    judge_base_url: JudgeBaseUrl = None,
-    judge_api_key_env: JudgeApiKeyEnv = None,
-    judge_concurrency: JudgeConcurrency = 8,
-    judge_timeout: JudgeTimeout = None,
-    judge_cache: JudgeCache = True,
-    judge_max_retries: JudgeMaxRetries = 2,
+    *,
+    options: ClassifierOptions,
     masking_pp: MaskingPp = -15.0,
     execution_failure_pp: ExecFailPp = 60.0,
     t_cap: TCap = 10,
@@ -191,10 +167,7 @@ def report_command(
         from tooldiag.errors import UserError
 
         raise UserError("--judgebench joins a judge study to the HTML page only", hint="add --format html --out F")
-    classifier = resolve_classifier_options(
-        scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
-        judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
-    )  # fmt: skip
+    classifier = options.resolve(scheme)
     thresholds = thresholds_from(masking_pp, execution_failure_pp, t_cap, confidence, noise_aware)
     # -- one self-contained page (tooldiag.suites.html_report), with the probe section under --baseline -----
     if fmt == HTML:

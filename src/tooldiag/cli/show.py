@@ -8,18 +8,7 @@ from typing import Annotated
 
 import typer
 
-from tooldiag.cli.classify import (
-    CueFiles,
-    Judge,
-    JudgeApiKeyEnv,
-    JudgeBaseUrl,
-    JudgeCache,
-    JudgeConcurrency,
-    JudgeMaxRetries,
-    JudgeTimeout,
-    resolve_classifier_options,
-)
-from tooldiag.cli.report import Scheme
+from tooldiag.cli.classifier_options import ClassifierOptions, Scheme, classifier_options
 
 #: Output formats of ``tooldiag show``.
 SHOW_FORMATS = ("text", "json")
@@ -27,19 +16,14 @@ SHOW_FORMATS = ("text", "json")
 ShowFormat = Annotated[str, typer.Option("--format", "-f", help="text (for a terminal) or json (complete).")]
 
 
+@classifier_options()
 def show_command(
     input: Annotated[Path, typer.Argument(help="A BFCL run directory, or an agent log (JSONL).")],
     case_id: Annotated[str, typer.Argument(help="A case id of the run (see `tooldiag cases`), or a conversation id.")],
     fmt: ShowFormat = "text",
     scheme: Scheme = "default",
-    cues: CueFiles = None,
-    judge: Judge = None,
-    judge_base_url: JudgeBaseUrl = None,
-    judge_api_key_env: JudgeApiKeyEnv = None,
-    judge_concurrency: JudgeConcurrency = 8,
-    judge_timeout: JudgeTimeout = None,
-    judge_cache: JudgeCache = True,
-    judge_max_retries: JudgeMaxRetries = 2,
+    *,
+    options: ClassifierOptions,
 ) -> None:
     """One case turn by turn: user messages, each emission with its action class and the rule
     or cue that decided it, decoded calls, tool results, and the verdicts (docs/evidence.md).
@@ -51,10 +35,7 @@ def show_command(
 
     if fmt not in SHOW_FORMATS:
         raise UserError(f"unknown format {fmt!r}", hint="use one of: " + ", ".join(SHOW_FORMATS))
-    classifier = resolve_classifier_options(
-        scheme, cues, judge, judge_base_url, judge_api_key_env, judge_concurrency,
-        judge_timeout=judge_timeout, judge_cache=judge_cache, judge_max_retries=judge_max_retries,
-    )  # fmt: skip
+    classifier = options.resolve(scheme)
     transcript = api.show_case(input, case_id, classifier)
     if fmt == "json":
         typer.echo(json.dumps(transcript.to_json(), indent=2, ensure_ascii=False))

@@ -22,7 +22,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,8 +33,13 @@ from pydantic import BaseModel
 from tooldiag.errors import ModelCallError, UserError
 from tooldiag.judges.reply import draw_until_parsed, parse_reply
 from tooldiag.models.base import ModelBackend, TaskContext
-from tooldiag.runner import NullProgress, ProgressSink
-from tooldiag.suites.judgebench.construct.rewrite import parameter_names, write_jsonl
+from tooldiag.runner import ProgressSink
+from tooldiag.suites.judgebench.construct.rewrite import (
+    parameter_names,
+    pin_step_settings,
+    start_step,
+    write_jsonl,
+)
 from tooldiag.suites.judgebench.construct.rewrite_store import ConstructStore
 from tooldiag.suites.judgebench.generate import fatal, run_units
 from tooldiag.suites.judgebench.prompts import load_template
@@ -118,20 +122,10 @@ async def vote_items(
     progress: ProgressSink | None = None,
 ) -> MetaJudgeSummary:
     """Ask ``judge`` for its two votes on every item not yet voted; each vote is committed as it comes."""
-    started = time.perf_counter()
-    progress = progress or NullProgress()
-    config = config or GenerationConfig(temperature=0.0)
-    if retries < 0:
-        raise UserError(f"--retries must be 0 or more, got {retries}", hint="e.g. --retries 2")
+    started, progress, config = start_step(progress, config, retries, DEFAULT_RETRIES)
     template = load_template("metajudge", prompt_dir)
-    store.pin(
-        f"metajudge_settings:{judge}",
-        {
-            "prompt": template.tag,
-            "generation": config.model_dump(mode="json", exclude={"timeout_s"}),
-            "retries": retries,
-        },
-        f"meta-judge {judge}",
+    pin_step_settings(
+        store, f"metajudge_settings:{judge}", {"prompt": template.tag}, config, retries, f"meta-judge {judge}"
     )
     summary = MetaJudgeSummary(judge)
     stored = {(v["record_id"], v["transition"]): v for v in store.votes() if v["judge"] == judge}

@@ -196,6 +196,27 @@ def _result(row: dict[str, Any] | None, source: str) -> str:
     return row["rewrite"] if row is not None and row["status"] == "ok" else source
 
 
+def start_step(
+    progress: ProgressSink | None, config: GenerationConfig | None, retries: int, default_retries: int
+) -> tuple[float, ProgressSink, GenerationConfig]:
+    """The start of a construct step (rewrite, meta-judge): its clock, its progress sink (a silent one when
+    none is given) and its generation config (temperature 0 when none is given). A negative ``retries`` is
+    refused, the hint giving the step's ``default_retries`` as the example."""
+    started = time.perf_counter()
+    if retries < 0:
+        raise UserError(f"--retries must be 0 or more, got {retries}", hint=f"e.g. --retries {default_retries}")
+    return started, progress or NullProgress(), config or GenerationConfig(temperature=0.0)
+
+
+def pin_step_settings(
+    store: ConstructStore, key: str, own: dict[str, Any], config: GenerationConfig, retries: int, what: str
+) -> None:
+    """Pin a construct step's settings under ``key``: its ``own`` ones, then the generation config (less its
+    timeout) and ``retries``, so that a resume with other settings is refused (:meth:`ConstructStore.pin`)."""
+    generation = config.model_dump(mode="json", exclude={"timeout_s"})
+    store.pin(key, {**own, "generation": generation, "retries": retries}, what)
+
+
 async def rewrite_records(
     store: ConstructStore,
     records: Sequence[JudgeBenchRecord],
@@ -209,22 +230,10 @@ async def rewrite_records(
     progress: ProgressSink | None = None,
 ) -> RewriteSummary:
     """Rewrite every record's easy query to medium and its medium to hard, storing each as it finishes."""
-    started = time.perf_counter()
-    progress = progress or NullProgress()
-    config = config or GenerationConfig(temperature=0.0)
-    if retries < 0:
-        raise UserError(f"--retries must be 0 or more, got {retries}", hint="e.g. --retries 1")
+    started, progress, config = start_step(progress, config, retries, DEFAULT_RETRIES)
     templates = {target: load_template(name, prompt_dir) for target, (_, name) in TRANSITIONS.items()}
-    store.pin(
-        "rewrite_settings",
-        {
-            "model": model,
-            "prompts": sorted(t.tag for t in templates.values()),
-            "generation": config.model_dump(mode="json", exclude={"timeout_s"}),
-            "retries": retries,
-        },
-        "rewrite run",
-    )
+    own = {"model": model, "prompts": sorted(t.tag for t in templates.values())}
+    pin_step_settings(store, "rewrite_settings", own, config, retries, "rewrite run")
     summary = RewriteSummary(model)
     stored = store.rewrites()
     units: list[JudgeBenchRecord] = []
