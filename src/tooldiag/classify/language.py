@@ -17,6 +17,13 @@ data for need telling apart well. So the decision is:
    their language's score. A single distinctive word is enough for a very short text
    ("Puoi confermare?"), shared words alone ("a", "de") are not.
 
+3. **Word endings** (short replies only, when the first two steps found little and English
+   does not lead): "Configuración guardada", "Indirizzo di consegna?" have one function word
+   or none, so each distinct word ending as only one language's words do (``-ción``,
+   ``-zzo``, ``-ção``, ``-ung``, ``-ée``; English ``-ing``, ``-ed``) adds to that language.
+   Leaders that tie are ordered by their function words of two letters or more, and a
+   kana-less Han text with a Japanese-only character form (変, 済, 払) is Japanese.
+
 Too little evidence gives :data:`UNDETERMINED`, which callers treat as supported
 (English cues and the structural rules apply: "OK.", "$54.20", ``[ls(a=1)]``).
 Reasoning blocks and code are skipped (a Chinese reply may think in English and call

@@ -21,6 +21,19 @@ English ones, sentence by sentence, priority refuse > ask > confirm > other:
 * **other**: everything else; ``offer`` and ``greeting`` sentences and ``instructions``
   to the user ("confirme la operación en su app") never ask or confirm.
 
+Four rules then read each sentence in its emission (:meth:`LanguageRules._in_context`): a
+greeting question among the first sentences after a ``salutations`` word ("¡Hola! ¿En qué te
+echo una mano?", "Olá! Tudo bem?": a ``help_words`` word or a short question without a
+wh-word, value, action or choice) is other; a ``consent_emphasis`` question naming an action
+("本当に削除しますか", "Vuoi davvero cancellarlo?") confirms, while the word alone
+("本当にお疲れさまでした") is nothing; the last clause of a question (after a comma, colon,
+spaced dash or "¿") is read as a sentence of its own, so sentence-initial consent cues see
+"..., ¿lo tramito?" / "... – wirklich fortfahren?"; and an ask cue that carries a consent
+request in the same sentence ("Dites-moi « oui » et je lance le virement") yields to it
+unless the sentence names a value, an identifier, a choice or a wh-word. A ``plan_markers``
+sentence ending in ":" over a list item ("Voici le plan :" / "1. ...") is a plan when the
+emission names an action, so a closing "On y va ?" confirms.
+
 A ``?`` only inside quotes never counts: quoted spans holding one (and long ones, which
 are echoes of tweets or messages) are masked before the sentences are read.
 Entries are phrases or ``re:`` regular expressions as in ``default.json``; a phrase that
