@@ -53,6 +53,9 @@ def test_greeting_question_after_a_salutation_is_other(label, text):
         (CONFIRM, "Tengo listo el reembolso de 45 €, ¿lo tramito?"),
         (CONFIRM, "Das lässt sich nicht rückgängig machen – wirklich fortfahren?"),
         (CONFIRM, "J'ai préparé le virement de 250 € pour Paul, je l'envoie ?"),
+        # an offer after a finished task stays an offer whatever its last clause says
+        (OTHER, "C'est fait, la commande est annulée. Si vous voulez, je vous envoie le reçu ?"),
+        (OTHER, "Pronto, pedido cancelado. Se quiser, te envio o comprovante?"),
         # the last clause asks for information: no consent
         (ASK, "Ya tengo los datos, ¿cuándo quieres que lo envíe?"),
         (ASK, "Tengo el paquete listo, ¿a qué dirección quieres que lo envíe?"),

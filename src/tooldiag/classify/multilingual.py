@@ -543,7 +543,12 @@ class LanguageRules:
             return set(), "other:greeting_question", self._cue(sentences[0], "salutations")
         rule: str | None = None
         cue: str | None = None
-        if confirm not in out and (ask in out or not out) and self._is_question(sentence):
+        if (
+            confirm not in out
+            and (ask in out or not out)
+            and self._is_question(sentence)
+            and not self._is_offer(sentence)
+        ):
             if self._emphatic_consent(sentence):
                 rule, cue = "confirm:consent_emphasis", self._cue(sentence, "consent_emphasis")
             else:
