@@ -338,10 +338,10 @@ class _LazyPlan(_LazyAny):
         return self._value
 
 
-#: Everything up to the last clause break of a sentence (a comma, semicolon or colon, a spaced dash,
-#: a Spanish "¿"): what is left is the sentence's last clause.
 #: Three digits in a row: an identifier or amount the sentence names ("termina en 7765").
 _IDENTIFIER = re.compile(r"\d{3}")
+#: Everything up to the last clause break of a sentence (a comma, semicolon or colon, a spaced dash,
+#: a Spanish "¿"): what is left is the sentence's last clause.
 _CLAUSE_HEAD = re.compile(r".*(?:[,;:]\s+|\s[–—-]\s+|(?<=\S)\s*(?=¿))")
 #: Sentence-final marks: a CJK sentence without one was left unpunctuated.
 _FINAL_MARKS = frozenset("。.!\uff01…)\uff09」』\"'")
