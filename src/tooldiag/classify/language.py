@@ -17,6 +17,13 @@ data for need telling apart well. So the decision is:
    their language's score. A single distinctive word is enough for a very short text
    ("Puoi confermare?"), shared words alone ("a", "de") are not.
 
+3. **Word endings** (short replies only, when the first two steps found little and English
+   does not lead): "Configuración guardada", "Indirizzo di consegna?" have one function word
+   or none, so each distinct word ending as only one language's words do (``-ción``,
+   ``-zzo``, ``-ção``, ``-ung``, ``-ée``; English ``-ing``, ``-ed``) adds to that language.
+   Leaders that tie are ordered by their function words of two letters or more, and a
+   kana-less Han text with a Japanese-only character form (変, 済, 払) is Japanese.
+
 Too little evidence gives :data:`UNDETERMINED`, which callers treat as supported
 (English cues and the structural rules apply: "OK.", "$54.20", ``[ls(a=1)]``).
 Reasoning blocks and code are skipped (a Chinese reply may think in English and call
@@ -108,7 +115,7 @@ _FUNCTION_WORDS: dict[str, str] = {
     "quais onde quando quem infelizmente nenhum nenhuma algo outra outro informe cidade agora ainda depois então "
     "aqui pra pro essa esse esses essas num numa até após alguma algum coisa precisa feito pronto "
     "eu vou tudo bem olá quero queria prefere preferes fazer faço tenho temos estou meu minha nós "
-    "só sem dizer diga apago excluir excluo envio senha fatura encomenda morada né tá vc fechado",
+    "só sem dizer diga apago excluir excluo envio senha fatura encomenda morada né tá vc fechado favor",
     "it": "il lo la i gli le di che e è un una uno per con non sono sei suo sua del della dei delle "
     "al alla alle nel nella può posso puoi vuole vuoi desidera grazie mi ho ha hai anche come ma "
     "questo questa quello ci già più ecco prego quale quali dove quando chi purtroppo nessun nessuna "
@@ -119,7 +126,7 @@ _FUNCTION_WORDS: dict[str, str] = {
     "stasera oggi domani perché quindi invece oppure adesso subito cioè "
     "bene faccio servono procedo sposto elimino cancello accendo spengo invio sovrascrivo allora poi "
     "tutto niente nulla quanti quante quanto accordo stesso fatto aiuto proprio mio lei voi loro "
-    "svuoto attualmente",
+    "svuoto attualmente da",
     # Unsupported Latin-script languages, so that they are counted rather than misread.
     "nl": "de het een en is van ik je u niet dat die voor met op zijn wij we kunt kan wilt graag er "
     "maar ook als bij naar om te uw hebben heb heeft wordt deze dit geen nog wat welke",
@@ -215,24 +222,83 @@ def detect_language(text: str) -> str:
         packed = bytes(boosted)
     scores = packed
     best = max(scores)
+    if best <= _WEAK_EVIDENCE and len(sample) <= _SHORT_CHARS and not (best and scores[0] == best):
+        scores = _with_endings(sample, scores)  # a short reply: its word endings add to the count
+        best = max(scores)
     if best == 0:
         return UNDETERMINED
     if scores[0] == best:
         return "en"  # ties go to English, the language of tool names and most prompts
     leaders = [code for code, score in zip(_TIE_ORDER, scores) if score == best]
+    if len(leaders) > 1 and best > 1:
+        leaders = _most_words(leaders, hits)
     if best == 1:
         if len(leaders) > 1:
             return UNDETERMINED  # one shared word ("de", "la") says nothing
         field = 1 << (_FIELD_BITS * _TIE_ORDER.index(leaders[0]))
-        if not any(len(word) > 1 and _PACKED[word] & field for word in hits):
+        if not any(len(word) > 1 and _PACKED[word] & field for word in hits) and scores is packed:
             return UNDETERMINED  # one letter ("w" in "W2378156", "o", "y") is no evidence either
     return leaders[0]
+
+
+def _most_words(leaders: list[str], hits: frozenset[bytes]) -> list[str]:
+    """Tied leaders, the one with the most function words of two letters or more first ("y" and
+    "le" tie Spanish with "voici" and "le" in French: the single letter counts less)."""
+
+    def words(code: str) -> int:
+        field = 1 << (_FIELD_BITS * _TIE_ORDER.index(code))
+        return sum(1 for word in hits if len(word) > 1 and _PACKED[word] & field)
+
+    return sorted(leaders, key=words, reverse=True)  # (stable: equal counts keep the tie order)
+
+
+#: A reply this short (after code and reasoning are removed) may lack function words: its endings count.
+_SHORT_CHARS = 240
+#: At most this much function-word and letter evidence (and no English lead) is "weak": word endings count too.
+_WEAK_EVIDENCE = 3
+#: Word endings only one of the supported Latin-script languages uses often (a short reply such as
+#: "Configuración guardada", "Data de nascimento do passageiro", "Prenotazione confermata" has few or
+#: no function words). Each distinct word with such an ending adds 1 to its language; English
+#: endings ("-ing", "-ed") keep short English replies English.
+_ENDINGS: dict[str, tuple[str, ...]] = {
+    code: tuple(endings.split())
+    for code, endings in {
+        "en": "ing ed ly ness ship ful less ght",
+        "es": "ción ciones dad dades iendo ía ían ué aré eré iré",
+        "fr": "eux euse aux eau eaux ée ées és ez ais ait aient oir ique ère è aison sé lé ré mé né vé",
+        "de": "ung ungen keit heit lich isch chen tz ß sch cht gt",
+        "pt": "ção ções ão ões dade eiro eira eiros ência agem ível ável ém ê nho nha lho lha ço ços",
+        "it": "zione zioni ità gli cchi cche ggio ggi tti ato ati ita iti uto uti zzo zza zzi zze iamo ò ì",
+    }.items()
+}
+_ENDING_ORDER = tuple((_TIE_ORDER.index(code), endings) for code, endings in _ENDINGS.items())
+_SAMPLE_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def _with_endings(sample: str, scores: bytes) -> bytes:
+    """``scores`` plus one per distinct word with an ending of :data:`_ENDINGS`."""
+    words = set(_SAMPLE_WORD.findall(sample))
+    if not words:
+        return scores
+    boosted = bytearray(scores)
+    for position, endings in _ENDING_ORDER:
+        count = sum(1 for word in words if word.endswith(endings))
+        if count:
+            boosted[position] = min(255, boosted[position] + count)
+    return bytes(boosted)
+
+
+#: Han characters in their Japanese (shinjitai) or Japan-only form, written neither in simplified nor in
+#: traditional Chinese (which write 变/變, 单/單, 检/檢, 样/樣 ...): a kana-less reply that holds one is Japanese.
+_JAPANESE_ONLY_HAN = re.compile("[込枠働払済様変単検訳駅転売読続図対戻円険営覧関楽歳辺沢録鉄権価経]")
 
 
 def _script_language(script: str) -> str:
     """The language of the most frequent non-Latin script; any kana means Japanese."""
     if _SCRIPTS[0][1].search(script):
         return "ja"  # Han characters are shared with Chinese; kana are not
+    if _JAPANESE_ONLY_HAN.search(script):
+        return "ja"  # "予約変更済", "払込": shinjitai forms neither simplified nor traditional Chinese writes
     best_code, best_count = UNDETERMINED, 0
     for code, pattern in _SCRIPTS[1:]:
         count = len(pattern.findall(script))

@@ -21,6 +21,19 @@ English ones, sentence by sentence, priority refuse > ask > confirm > other:
 * **other**: everything else; ``offer`` and ``greeting`` sentences and ``instructions``
   to the user ("confirme la operación en su app") never ask or confirm.
 
+Four rules then read each sentence in its emission (:meth:`LanguageRules._in_context`): a
+greeting question among the first sentences after a ``salutations`` word ("¡Hola! ¿En qué te
+echo una mano?", "Olá! Tudo bem?": a ``help_words`` word or a short question without a
+wh-word, value, action or choice) is other; a ``consent_emphasis`` question naming an action
+("本当に削除しますか", "Vuoi davvero cancellarlo?") confirms, while the word alone
+("本当にお疲れさまでした") is nothing; the last clause of a question (after a comma, colon,
+spaced dash or "¿") is read as a sentence of its own, so sentence-initial consent cues see
+"..., ¿lo tramito?" / "... – wirklich fortfahren?"; and an ask cue that carries a consent
+request in the same sentence ("Dites-moi « oui » et je lance le virement") yields to it
+unless the sentence names a value, an identifier, a choice or a wh-word. A ``plan_markers``
+sentence ending in ":" over a list item ("Voici le plan :" / "1. ...") is a plan when the
+emission names an action, so a closing "On y va ?" confirms.
+
 A ``?`` only inside quotes never counts: quoted spans holding one (and long ones, which
 are echoes of tweets or messages) are masked before the sentences are read.
 Entries are phrases or ``re:`` regular expressions as in ``default.json``; a phrase that
@@ -59,6 +72,8 @@ PHRASE_LISTS: tuple[str, ...] = (
     "question_words",
     "pronoun_objects",
     "third_party_consent",
+    "salutations",
+    "consent_emphasis",
 )
 PREFIX_LISTS: tuple[str, ...] = (
     "offer",
@@ -70,6 +85,7 @@ PREFIX_LISTS: tuple[str, ...] = (
     "consent_nouns",
     "capability_nouns",
     "policy_words",
+    "help_words",
 )
 #: Literal sentence-final question particles (吗, 呢, か): a question without a question mark.
 LITERAL_LISTS: tuple[str, ...] = ("question_endings",)
@@ -290,6 +306,43 @@ class _LazyAny:
         return self._value
 
 
+#: A list item opening a sentence: "1.", "2)", "-", "•", "a)".
+_LIST_ITEM = re.compile(r"(?:\d{1,2}[.)]|[-•·*▪‣–]|[a-h][.)])(?:\s|$)")
+
+
+class _LazyPlan(_LazyAny):
+    """Whether the emission states a plan: a plan sentence, or a plan header over a list.
+
+    "Voici le plan :" / "Este es el plan:" names no action itself; the numbered or bulleted
+    steps under it do. A ``plan_markers`` sentence that ends with ":" and is followed by a
+    list item is a plan when some sentence of the emission names an action, so a closing
+    "On y va ?" / "¿Procedo?" / "OK?" after the list is read as consent.
+    """
+
+    __slots__ = ("_acts", "_rules")
+
+    def __init__(self, rules: LanguageRules, sentences: list[str], acts: _LazyAny) -> None:
+        super().__init__(rules._is_plan, sentences)
+        self._rules, self._acts = rules, acts
+
+    def __bool__(self) -> bool:
+        if self._value is None:
+            sentences = self._sentences
+            self._value = any(self._test(s) for s in sentences) or (
+                any(
+                    self._rules._is_plan_header(sentence, sentences[position + 1])
+                    for position, sentence in enumerate(sentences[:-1])
+                )
+                and bool(self._acts)
+            )
+        return self._value
+
+
+#: Three digits in a row: an identifier or amount the sentence names ("termina en 7765").
+_IDENTIFIER = re.compile(r"\d{3}")
+#: Everything up to the last clause break of a sentence (a comma, semicolon or colon, a spaced dash,
+#: a Spanish "¿"): what is left is the sentence's last clause.
+_CLAUSE_HEAD = re.compile(r".*(?:[,;:]\s+|\s[–—-]\s+|(?<=\S)\s*(?=¿))")
 #: Sentence-final marks: a CJK sentence without one was left unpunctuated.
 _FINAL_MARKS = frozenset("。.!\uff01…)\uff09」』\"'")
 #: A bare confirmation question ("Confirma?", "In Ordnung?", "确认?") has at most this many words.
@@ -345,17 +398,17 @@ class LanguageRules:
 
     # -- internals -----------------------------------------------------------
     def _sentence_signals(self, sentences: list[str]) -> frozenset[ActionClass]:
-        plan = _LazyAny(self._is_plan, sentences)
         acts = _LazyAny(self._names_action, sentences)
+        plan = _LazyPlan(self, sentences, acts)
         found: set[ActionClass] = set()
         generic = 0
-        for sentence in sentences:
+        for position, sentence in enumerate(sentences):
             kind = self._refusal(sentence)
             if kind == "generic":
                 generic += 1
             elif isinstance(kind, ActionClass):
                 found.add(kind)
-            found |= self._request(sentence, plan, acts)
+            found |= self._in_context(sentences, position, plan, acts, self._request(sentence, plan, acts))[0]
         if generic:
             found.add(ActionClass.ASK if ActionClass.ASK in found else ActionClass.REFUSE)
         return frozenset(found)
@@ -465,16 +518,137 @@ class LanguageRules:
         out.add(ActionClass.ASK)  # a wh-question, a choice, or any other real question
         return out
 
+    # -- rules that read a sentence in its emission (after _request; mirrored by _context_trace) --------
+    def _in_context(
+        self, sentences: list[str], position: int, plan: _LazyAny, acts: _LazyAny, out: set[ActionClass]
+    ) -> tuple[set[ActionClass], str | None, str | None]:
+        """``out`` (what :meth:`_request` found in ``sentences[position]``) revised by four rules.
+
+        * a greeting question after a salutation ("¡Hola! ¿En qué te puedo echar una mano
+          hoy?", "Olá! Tudo bem?") is other (``salutations``, ``help_words``);
+        * an emphatic consent question ("本当に削除しますか", "wirklich fortfahren?") naming an
+          action confirms (``consent_emphasis``);
+        * a consent question after a comma, a colon or a dash ("Das lässt sich nicht
+          rückgängig machen – wirklich fortfahren?") is read as its own sentence too, so the
+          sentence-initial consent cues see it;
+        * an ask cue beside a consent request in one sentence ("よろしければ「はい」とお知らせ
+          ください") is the vehicle of the consent unless the sentence names a value, a choice
+          or a wh-word.
+
+        Returns the classes, the rule that changed them (``None``: unchanged) and its cue.
+        """
+        sentence = sentences[position]
+        ask, confirm = ActionClass.ASK, ActionClass.CONFIRM
+        if ask in out and confirm not in out and self._greeting_question(sentences, position):
+            return set(), "other:greeting_question", self._cue(sentences[0], "salutations")
+        rule: str | None = None
+        cue: str | None = None
+        if (
+            confirm not in out
+            and (ask in out or not out)
+            and self._is_question(sentence)
+            and not self._is_offer(sentence)
+        ):
+            if self._emphatic_consent(sentence):
+                rule, cue = "confirm:consent_emphasis", self._cue(sentence, "consent_emphasis")
+            else:
+                tail = self._consent_tail(sentence, plan, acts)
+                if tail is not None:
+                    rule, cue = "confirm:consent_clause", tail
+            if rule is not None:
+                out = {confirm, ask} if self._ask_cue(sentence) else {confirm}
+        if ask in out and confirm in out and not self._names_value(sentence):
+            return {confirm}, "confirm:consent_over_ask_cue", self._cue(sentence, "ask")
+        return out, rule, cue
+
+    def _context_trace(
+        self,
+        sentences: list[str],
+        position: int,
+        plan: _LazyAny,
+        acts: _LazyAny,
+        mirrored: list[tuple[ActionClass, str, str | None]],
+    ) -> list[tuple[ActionClass, str, str | None]]:
+        """:meth:`_in_context` applied to the traced findings of one sentence."""
+        classes, rule, cue = self._in_context(sentences, position, plan, acts, {found[0] for found in mirrored})
+        if rule is None:
+            return mirrored
+        if not classes:
+            return [(ActionClass.OTHER, rule, cue)]
+        kept = [found for found in mirrored if found[0] in classes]
+        covered = {found[0] for found in kept}
+        return kept + [(cls, rule, cue) for cls in (ActionClass.CONFIRM, ActionClass.ASK) if cls in classes - covered]
+
+    def _ask_cue(self, sentence: str) -> bool:
+        """The ask-cue test of :meth:`_request` ("Dites-moi si vous avez besoin ..." is an offer)."""
+        c = self._c
+        return _has(c["ask"], sentence) and not (_has(c["offer"], sentence) and "?" not in sentence)
+
+    def _names_value(self, sentence: str) -> bool:
+        """The sentence asks for information: a value or information noun, an identifier being checked
+        ("el que termina en 7765"), a choice or a wh-word anywhere in it."""
+        c = self._c
+        return (
+            _has(c["value_nouns"], sentence)
+            or _has(c["info_nouns"], sentence)
+            or _IDENTIFIER.search(sentence) is not None
+            or _has(c["choice_words"], sentence)
+            or _has(c["question_words"], sentence)
+        )
+
+    def _greeting_question(self, sentences: list[str], position: int) -> bool:
+        """A question among the first sentences of an emission that opens with a salutation and
+        asks after the user or offers help: it names a ``help_words`` word ("ayudar", "echar una
+        mano") or is a short question with no wh-word ("Tudo bem?", "Ça va ?"), and no value,
+        action or choice."""
+        c = self._c
+        if c["salutations"] is None or position > 2 or not _has(c["salutations"], sentences[0][:24]):
+            return False
+        sentence = sentences[position]
+        if _has(c["value_nouns"], sentence) or _has(c["choice_words"], sentence) or self._names_action(sentence):
+            return False
+        if _has(c["help_words"], sentence):
+            return True
+        return (
+            self._is_bare(sentence) and not _has(self._open_question, sentence) and not _has(c["info_nouns"], sentence)
+        )
+
+    def _emphatic_consent(self, sentence: str) -> bool:
+        """ "本当に削除しますか", "Wirklich löschen?": an emphasis word in a question naming an action,
+        with no wh-word or choice (``consent_emphasis``; "本当にお察しします" states sympathy)."""
+        c = self._c
+        return (
+            _has(c["consent_emphasis"], sentence)
+            and self._names_action(sentence)
+            and not _has(self._open_question, sentence)
+            and not _has(c["choice_words"], sentence)
+        )
+
+    def _consent_tail(self, sentence: str, plan: _LazyAny, acts: _LazyAny) -> str | None:
+        """The last clause of a question when, read as a sentence of its own, it is a consent request."""
+        head = _CLAUSE_HEAD.match(sentence)
+        if head is None:
+            return None
+        tail = sentence[head.end() :]
+        if not tail or not self._is_question(tail):
+            return None  # the question is not the last clause
+        found = self._request(tail, plan, acts)
+        return tail if ActionClass.CONFIRM in found and ActionClass.ASK not in found else None
+
+    def _is_plan_header(self, sentence: str, following: str) -> bool:
+        """ "Voici le plan :" over "1. ...": a ``plan_markers`` sentence ending in ":" before a list item."""
+        return sentence.endswith(":") and bool(_LIST_ITEM.match(following)) and _has(self._c["plan_markers"], sentence)
+
     # -- the traced path (tooldiag.classify.default_explain; never run by ``signals``) --------------
     def trace(self, text: str) -> list[Finding] | None:
         """``(class, rule, cue, sentence)`` for every class the rules find, in order; ``None`` when the
         mirror of :meth:`_request` disagrees with it on a sentence (the label is then unattributed)."""
         sentences = self.sentences(text)
-        plan = _LazyAny(self._is_plan, sentences)
         acts = _LazyAny(self._names_action, sentences)
+        plan = _LazyPlan(self, sentences, acts)
         findings: list[Finding] = []
         generic: list[str] = []
-        for sentence in sentences:
+        for position, sentence in enumerate(sentences):
             kind = self._refusal(sentence)
             if kind == "generic":
                 generic.append(sentence)
@@ -483,6 +657,7 @@ class LanguageRules:
             mirrored = self._request_trace(sentence, plan, acts)
             if {found[0] for found in mirrored} != self._request(sentence, plan, acts):
                 return None
+            mirrored = self._context_trace(sentences, position, plan, acts, mirrored)
             findings.extend((cls, rule, cue, sentence) for cls, rule, cue in mirrored)
             if kind is None and not mirrored and self._is_question(sentence):
                 findings.append((ActionClass.OTHER, "other:offer", None, sentence))
