@@ -217,6 +217,31 @@ def _starts(items: Sequence[Any], prefix: str) -> frozenset[str]:
     return frozenset({prefix})
 
 
+def trie_pattern(literals: Iterable[str]) -> re.Pattern[str]:
+    """A regex matching exactly the ``literals``, the longest one where several start at a position.
+
+    The literals are factored into a trie (``je (?:peux|vais)``): an alternation of the
+    literals themselves makes the engine try every one at every position, while the trie
+    tries one branch per distinct next character. An optional tail (``je(?: peux)?``) is
+    greedy, so the match is the longest literal beginning where it starts.
+    """
+    trie: dict[str, Any] = {}
+    for literal in literals:
+        node = trie
+        for char in literal:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a literal ends here
+    return re.compile(_trie_source(trie))
+
+
+def _trie_source(node: dict[str, Any]) -> str:
+    branches = [re.escape(char) + _trie_source(child) for char, child in sorted(node.items()) if char]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    return f"(?:{body})?" if "" in node else body
+
+
 #: Characters from here on (CJK radicals, kana, Han, Hangul, full-width forms) are CJK.
 _CJK_START = "\u2e80"
 
@@ -256,13 +281,22 @@ class CueIndex:
         self._by_key = {key: _merged(patterns) for key, patterns in self._by_key.items()}
         self._keys = frozenset(self._by_key)
         _register(self._keys)
-        # Two-level gate: a list holds up to ~150 starts ("je peux", "je vais", ...), and one
-        # ``in`` test per start would cost more than the regex scan it saves; the starts are
-        # grouped by their first four characters, so most groups are skipped with one test.
-        by_lead: dict[str, list[tuple[str, list[re.Pattern[str]]]]] = {}
-        for start, patterns in by_start.items():
-            by_lead.setdefault(start[:4], []).append((start, patterns))
-        self._by_lead = tuple((lead, tuple(group)) for lead, group in by_lead.items())
+        # One C-level scan finds the literal starts a sentence holds: a list holds up to ~200 of
+        # them ("je peux", "je vais", ...), and one ``in`` test each (even grouped by their first
+        # characters) cost several times that scan. The scan's pattern is a trie (see
+        # :func:`trie_pattern`): at each position it tries one branch per distinct next
+        # character, never one per start. It finds the longest start at each position it
+        # stops at; the starts that are prefixes of that one begin there too, so each found
+        # start brings the entries of all its prefixes (``_by_found``).
+        self._start_scan = trie_pattern(by_start) if by_start else None
+        self._by_found: dict[str, tuple[re.Pattern[str], ...]] = {
+            start: tuple(
+                dict.fromkeys(
+                    compiled for prefix, patterns in by_start.items() if start.startswith(prefix) for compiled in patterns
+                )
+            )
+            for start in by_start
+        }
 
     def search(self, sentence: str, keys: frozenset[Key]) -> bool:
         """Does any entry match ``sentence``? ``keys``: :func:`indexed_keys` (or :func:`sentence_keys`) of it."""
@@ -274,19 +308,30 @@ class CueIndex:
             for compiled in by_key[key]:
                 if compiled.search(sentence):
                     return True
-        for lead, group in self._by_lead:
-            if lead in sentence:
-                for start, patterns in group:
-                    if start in sentence:
-                        for compiled in patterns:
-                            if compiled.search(sentence):
-                                return True
+        scan = self._start_scan
+        if scan is not None:
+            found = scan.search(sentence)
+            if found is not None:
+                return self._search_started(sentence, found, scan)
+        return False
+
+    def _search_started(self, sentence: str, found: re.Match[str], scan: re.Pattern[str]) -> bool:
+        """The entries of every literal start ``scan`` finds in ``sentence``, from ``found`` on."""
+        tried: set[re.Pattern[str]] = set()
+        by_found = self._by_found
+        while found is not None:
+            for compiled in by_found[found.group()]:
+                if compiled not in tried:
+                    if compiled.search(sentence):
+                        return True
+                    tried.add(compiled)
+            found = scan.search(sentence, found.start() + 1)
         return False
 
     @property
     def empty(self) -> bool:
         """True when every entry was left out (``leave_unkeyed``): ``search`` can never match."""
-        return not self._unkeyed and not self._by_key and not self._by_lead
+        return not self._unkeyed and not self._by_key and self._start_scan is None
 
     @property
     def unkeyed(self) -> int:

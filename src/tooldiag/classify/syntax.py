@@ -447,6 +447,17 @@ def _may_hold_marker(text: str, markers: tuple[str, ...]) -> bool:
     return openers is None or any(opener in text for opener in openers)
 
 
+def _may_hold_call_syntax(text: str) -> bool:
+    """Could any call syntax below (not the markers) be in ``text``? Most emissions are prose without these.
+
+    Every test after the markers needs one of four characters: the paper's rules ``[``,
+    ``<tool_call`` or ``{``; the normalisation and JSON payloads ``{`` or ``[``; Python call
+    syntax (whole, per line, fenced or embedded) an opening ``(``. Four C-level ``in`` tests
+    replace a dozen regex scans and parser guards on plain text.
+    """
+    return "(" in text or "[" in text or "{" in text or "<" in text
+
+
 def text_holds_tool_call(text: str, markers: Iterable[str] = ()) -> bool:
     """The ``default`` scheme's syntax test: the paper's rules and normalisation, plus
 
@@ -459,10 +470,12 @@ def text_holds_tool_call(text: str, markers: Iterable[str] = ()) -> bool:
     """
     if not text or not text.strip():
         return False
-    if paper_text_is_tool_call(text):
-        return True
     marker_pattern = _marker_pattern(tuple(markers))
     if marker_pattern is not None and _may_hold_marker(text, tuple(markers)) and marker_pattern.search(text):
+        return True
+    if not _may_hold_call_syntax(text):
+        return False  # prose: every test below needs one of "( [ { <" (see _may_hold_call_syntax)
+    if paper_text_is_tool_call(text):
         return True
     if "{" in text and paper_normalize(text) != text:  # it only rewrites text that opens with "{" or "[{"
         return True
