@@ -59,7 +59,11 @@ _MAX_KEYS = 64
 #: ``bytes.translate`` table: every ASCII character ``WORD`` does not match becomes a space
 #: (bytes tables run several times faster than ``str.translate`` with a dict).
 _ASCII_NON_WORD = bytes(code if code < 128 and WORD.match(chr(code)) else 32 for code in range(256))
+#: The same for UTF-8 bytes of text whose non-ASCII characters are all word characters: bytes >= 128 kept.
+_UTF8_NON_WORD = bytes(code if code >= 128 or WORD.match(chr(code)) else 32 for code in range(256))
 _WORD_CHAR = re.compile(r"\w")
+#: A non-ASCII character that is not a word character ("¿", "«", "’", a no-break space, lone surrogates).
+_NON_ASCII_NON_WORD = re.compile(r"[^\w\x00-\x7f]")
 
 
 class _NoKey(Exception):
@@ -217,6 +221,32 @@ def _starts(items: Sequence[Any], prefix: str) -> frozenset[str]:
     return frozenset({prefix})
 
 
+def required_literal(pattern: str) -> str:
+    """The longest run of literal characters every match of ``pattern`` holds; ``""`` when unknown.
+
+    Read from the pattern's top-level sequence (an element there is matched once by every
+    match, and consecutive literal elements match consecutive characters): ``^\\W*[a-z]+,?
+    please\\W*$`` gives " please". An entry searched on every sentence is then searched only
+    where that string occurs (a C-level ``in`` test). Case-insensitive patterns give ``""``.
+    """
+    try:
+        parsed = _sre_parser.parse(pattern)
+    except (re.error, RecursionError, TypeError, ValueError, OverflowError):
+        return ""
+    if parsed.state.flags & re.IGNORECASE:
+        return ""
+    best, run = "", ""
+    for op, av in parsed:
+        if op is _LITERAL:
+            run += chr(av)
+            best = max(best, run, key=len)
+        elif op is _AT or op in _ASSERTS:
+            continue  # zero-width: the characters on either side are still consecutive
+        else:
+            run = ""
+    return best
+
+
 def trie_pattern(literals: Iterable[str]) -> re.Pattern[str]:
     """A regex matching exactly the ``literals``, the longest one where several start at a position.
 
@@ -258,7 +288,8 @@ class CueIndex:
     """
 
     def __init__(self, sources: Sequence[str], *, leave_unkeyed: bool = False) -> None:
-        self._unkeyed: list[re.Pattern[str]] = []
+        #: (a literal every match holds, or "" when none is known; the entry)
+        self._unkeyed: list[tuple[str, re.Pattern[str]]] = []
         self._by_key: dict[Key, list[re.Pattern[str]]] = {}
         self.left_out: list[int] = []
         by_start: dict[str, list[re.Pattern[str]]] = {}
@@ -273,7 +304,7 @@ class CueIndex:
             if leave_unkeyed and (not starts or any(start[0] >= _CJK_START for start in starts)):
                 self.left_out.append(position)
             elif not starts:
-                self._unkeyed.append(re.compile(source))
+                self._unkeyed.append((required_literal(source), re.compile(source)))
             else:
                 compiled = re.compile(source)
                 for start in starts:
@@ -300,8 +331,8 @@ class CueIndex:
 
     def search(self, sentence: str, keys: frozenset[Key]) -> bool:
         """Does any entry match ``sentence``? ``keys``: :func:`indexed_keys` (or :func:`sentence_keys`) of it."""
-        for compiled in self._unkeyed:
-            if compiled.search(sentence):
+        for needed, compiled in self._unkeyed:
+            if needed in sentence and compiled.search(sentence):  # ("" is in every sentence)
                 return True
         by_key = self._by_key
         for key in self._keys.intersection(keys):  # a C-level walk over the smaller set
@@ -406,4 +437,9 @@ def _words(sentence: str) -> list[str]:
     # ASCII text: non-word characters to spaces (as bytes) and a split, several times faster than findall
     if sentence.isascii():
         return sentence.encode("ascii").translate(_ASCII_NON_WORD).decode("ascii").split()
+    if _NON_ASCII_NON_WORD.search(sentence) is None:
+        # accented Latin (and CJK runs) with no non-ASCII mark or space: every non-ASCII character is
+        # a word character, so the same split on the UTF-8 bytes gives the same words (bytes >= 128
+        # pass through the table untouched)
+        return sentence.encode("utf-8").translate(_UTF8_NON_WORD).decode("utf-8").split()
     return WORD.findall(sentence)
