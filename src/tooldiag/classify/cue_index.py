@@ -221,6 +221,85 @@ def _starts(items: Sequence[Any], prefix: str) -> frozenset[str]:
     return frozenset({prefix})
 
 
+#: A source that opens with a word boundary and a literal word ("\\bje\\s+ne", "\\bcannot\\b").
+_BOUNDED_WORD_START = re.compile(r"\\b(\w+)")
+
+
+def literal_first(source: str) -> str:
+    """``source`` with its leading ``\\b`` moved behind a literal: the same matches, found faster.
+
+    ``re`` finds a pattern fast when it opens with a literal (it scans for that character
+    or string in C, and an alternation whose branches all open with one skips by their
+    first characters); a leading ``\\b`` hides the literal, so each search of a cue entry
+    tried the whole pattern at every position. ``\\b<word>`` becomes ``<word>(?<!\\w.{n})``:
+    after the word's ``n`` characters, the look-behind asserts what the boundary did (no
+    word character right before the word; the word's characters are word characters, so
+    the boundary held there exactly when the character before is not one).
+    (``\\b(?:est|sont|c'est)``, the same look-behind in each alternative, measured slower.) An entry
+    wrapped whole in ``(?:...)`` is unwrapped first (``"a|b"`` is ``"(?:a|b)"``). Word
+    characters in a source are literal; a quantifier after the run ("\\bcould?") keeps
+    its character out of the moved word. Anything else is returned as it is.
+    """
+    inner = _unwrapped(source)
+    match = _BOUNDED_WORD_START.match(inner)
+    if match is None:
+        return source
+    word, rest = match.group(1), inner[match.end() :]
+    if rest[:1] in ("?", "*", "+", "{"):
+        word, rest = word[:-1], word[-1:] + rest
+    if not word:
+        return source
+    return _checked(f"{word}(?<!\\w.{{{len(word)}}}){rest}", source)
+
+
+def _unwrapped(source: str) -> str:
+    """``X`` for a source that is one ``(?:X)`` group as a whole, else ``source``.
+
+    The group's closing parenthesis is found by a scan that steps over escapes and
+    character classes; comments and verbose patterns (where "#" and spaces change
+    meaning) are left as they are.
+    """
+    if not (source.startswith("(?:") and source.endswith(")")) or "(?#" in source:
+        return source
+    try:
+        if re.compile(source).flags & re.VERBOSE:
+            return source
+    except (re.error, RecursionError, OverflowError):
+        return source
+    depth, index, in_class = 0, 0, False
+    while index < len(source):
+        char = source[index]
+        if char == "\\":
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            index += 1
+            if source[index : index + 1] == "^":
+                index += 1
+            if source[index : index + 1] == "]":  # "[]...]", "[^]...]": a leading "]" is literal
+                index += 1
+            continue
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return _unwrapped(source[3:-1]) if index == len(source) - 1 else source
+        index += 1
+    return source
+
+
+def _checked(rewritten: str, source: str) -> str:
+    """``rewritten`` when it compiles with the flags of ``source``, else ``source``."""
+    try:
+        return rewritten if re.compile(rewritten).flags == re.compile(source).flags else source
+    except (re.error, RecursionError, OverflowError):
+        return source
+
+
 def required_literal(pattern: str) -> str:
     """The longest run of literal characters every match of ``pattern`` holds; ``""`` when unknown.
 
@@ -290,15 +369,15 @@ class CueIndex:
     def __init__(self, sources: Sequence[str], *, leave_unkeyed: bool = False) -> None:
         #: (a literal every match holds, or "" when none is known; the entry)
         self._unkeyed: list[tuple[str, re.Pattern[str]]] = []
-        self._by_key: dict[Key, list[re.Pattern[str]]] = {}
+        keyed: dict[Key, list[re.Pattern[str]]] = {}
         self.left_out: list[int] = []
         by_start: dict[str, list[re.Pattern[str]]] = {}
         for position, source in enumerate(sources):
             keys = key_words(source)
             if keys is not None:
-                compiled = re.compile(source)
+                compiled = re.compile(literal_first(source))
                 for key in keys:
-                    self._by_key.setdefault(key, []).append(compiled)
+                    keyed.setdefault(key, []).append(compiled)
                 continue
             starts = literal_starts(source)
             if leave_unkeyed and (not starts or any(start[0] >= _CJK_START for start in starts)):
@@ -309,7 +388,10 @@ class CueIndex:
                 compiled = re.compile(source)
                 for start in starts:
                     by_start.setdefault(start, []).append(compiled)
-        self._by_key = {key: _merged(patterns) for key, patterns in self._by_key.items()}
+        #: key -> (a literal every match holds, or ""; entries): see :func:`_gated`
+        self._by_key: dict[Key, list[tuple[str, re.Pattern[str]]]] = {
+            key: _gated(key, patterns) for key, patterns in keyed.items()
+        }
         self._keys = frozenset(self._by_key)
         _register(self._keys)
         # One C-level scan finds the literal starts a sentence holds: a list holds up to ~200 of
@@ -336,8 +418,8 @@ class CueIndex:
                 return True
         by_key = self._by_key
         for key in self._keys.intersection(keys):  # a C-level walk over the smaller set
-            for compiled in by_key[key]:
-                if compiled.search(sentence):
+            for needed, compiled in by_key[key]:
+                if needed in sentence and compiled.search(sentence):  # ("" is in every sentence)
                     return True
         scan = self._start_scan
         if scan is not None:
@@ -374,6 +456,35 @@ class CueIndex:
 _GROUP_REFERENCE = re.compile(r"\\[1-9]|\(\?P[<=]|\(\?<[^=!]")
 
 
+#: A required literal shorter than this is too common to be worth its ``in`` test.
+_MIN_REQUIRED = 3
+
+
+def _gated(key: Key, patterns: list[re.Pattern[str]]) -> list[tuple[str, re.Pattern[str]]]:
+    """The entries of one key, each behind a literal every match of it holds (:func:`required_literal`).
+
+    A key word says where a match may start, not whether the rest is there: "ist" keys
+    ``\\b(?:ist|sind)\\b[^.?!]{0,80}\\bausgeschlossen\\b``, and most sentences with "ist"
+    lack "ausgeschlossen", which one ``in`` test tells for a fraction of a search. Entries
+    with such a literal (at least :data:`_MIN_REQUIRED` characters, not inside the key
+    itself) are searched apart, each only where its literal occurs; the others are merged
+    into one alternation (:func:`_merged`) and searched whenever the key is there.
+    """
+    gated: list[tuple[str, re.Pattern[str]]] = []
+    rest: list[re.Pattern[str]] = []
+    for compiled in patterns:
+        needed = required_literal(_unwrapped(compiled.pattern)) if compiled.flags == _PLAIN_FLAGS else ""
+        if len(needed) >= _MIN_REQUIRED and needed not in key:
+            gated.append((needed, compiled))
+        else:
+            rest.append(compiled)
+    return gated + [("", compiled) for compiled in _merged(rest)]
+
+
+#: The flags of a pattern compiled without any (``re`` adds UNICODE to every str pattern).
+_PLAIN_FLAGS = re.compile("").flags
+
+
 def _merged(patterns: list[re.Pattern[str]]) -> list[re.Pattern[str]]:
     """The entries of one key as one alternation (one scan of the sentence instead of one each).
 
@@ -383,11 +494,18 @@ def _merged(patterns: list[re.Pattern[str]]) -> list[re.Pattern[str]]:
     """
     if len(patterns) < 2:
         return patterns
+    # entries that open with a literal are merged apart from the rest: one branch without a
+    # literal start would hide the others' from the engine (see literal_first)
+    literal = [pattern for pattern in patterns if _WORD_CHAR.match(pattern.pattern)]
+    if literal and len(literal) < len(patterns):
+        return _merged(literal) + _merged([pattern for pattern in patterns if pattern not in literal])
     flags = {pattern.flags for pattern in patterns}
     if len(flags) != 1 or any(_GROUP_REFERENCE.search(pattern.pattern) for pattern in patterns):
         return patterns
     try:
-        return [re.compile("|".join(f"(?:{pattern.pattern})" for pattern in patterns), flags.pop())]
+        # no "(?:...)" around each entry: "a|b" is "(?:a)|(?:b)" (alternation binds loosest), and a
+        # branch that opens with a literal (:func:`literal_first`) lets the engine skip by it
+        return [re.compile("|".join(pattern.pattern for pattern in patterns), flags.pop())]
     except (re.error, RecursionError, OverflowError):
         return patterns
 

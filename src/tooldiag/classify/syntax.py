@@ -431,15 +431,22 @@ def _marker_pattern(markers: tuple[str, ...]) -> re.Pattern[str] | None:
 
 @lru_cache(maxsize=64)
 def _marker_openers(markers: tuple[str, ...]) -> frozenset[str] | None:
-    """First characters of the markers when each is ASCII punctuation ("<", "["), else ``None``.
+    """One caseless character of each marker ("<" of "<tool_call", "[" of "functools["), else ``None``.
 
-    Such a character has no other case, so a case-insensitive match needs it in the text:
-    most emissions hold neither "<" nor "[" and skip the case-insensitive scan.
+    An ASCII character that is no letter or digit has no other case, so a case-insensitive
+    match of the marker needs it in the text as it is: most emissions hold neither "<" nor
+    "[" and skip the case-insensitive scan. A marker without such a character gives ``None``
+    (every text is scanned).
     """
-    firsts = {marker[0] for marker in markers if marker}
-    if not firsts or any(not (first.isascii() and not first.isalnum() and first != "_") for first in firsts):
-        return None
-    return frozenset(firsts)
+    anchors = set()
+    for marker in markers:
+        if not marker:
+            continue
+        anchor = next((char for char in marker if char.isascii() and not char.isalnum()), None)
+        if anchor is None:
+            return None
+        anchors.add(anchor)
+    return frozenset(anchors) if anchors else None
 
 
 def _may_hold_marker(text: str, markers: tuple[str, ...]) -> bool:
