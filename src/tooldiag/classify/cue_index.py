@@ -249,23 +249,25 @@ def literal_first(source: str) -> str:
         word, rest = word[:-1], word[-1:] + rest
     if not word:
         return source
-    return _checked(f"{word}(?<!\\w.{{{len(word)}}}){rest}", source)
+    return f"{word}(?<!\\w.{{{len(word)}}}){rest}"
+
+
+def _compiled_literal_first(source: str) -> re.Pattern[str]:
+    """:func:`literal_first` of ``source``, compiled (``source`` itself should the rewrite not compile)."""
+    try:
+        return re.compile(literal_first(source))
+    except (re.error, RecursionError, OverflowError):  # pragma: no cover - the rewrite keeps a valid source valid
+        return re.compile(source)
 
 
 def _unwrapped(source: str) -> str:
     """``X`` for a source that is one ``(?:X)`` group as a whole, else ``source``.
 
     The group's closing parenthesis is found by a scan that steps over escapes and
-    character classes; comments and verbose patterns (where "#" and spaces change
-    meaning) are left as they are.
+    character classes; comments (which may hold any character) are left as they are.
     """
     if not (source.startswith("(?:") and source.endswith(")")) or "(?#" in source:
-        return source
-    try:
-        if re.compile(source).flags & re.VERBOSE:
-            return source
-    except (re.error, RecursionError, OverflowError):
-        return source
+        return source  # (a verbose pattern opens with its "(?x)" flag, so it never starts with "(?:")
     depth, index, in_class = 0, 0, False
     while index < len(source):
         char = source[index]
@@ -292,14 +294,7 @@ def _unwrapped(source: str) -> str:
     return source
 
 
-def _checked(rewritten: str, source: str) -> str:
-    """``rewritten`` when it compiles with the flags of ``source``, else ``source``."""
-    try:
-        return rewritten if re.compile(rewritten).flags == re.compile(source).flags else source
-    except (re.error, RecursionError, OverflowError):
-        return source
-
-
+@lru_cache(maxsize=8192)
 def required_literal(pattern: str) -> str:
     """The longest run of literal characters every match of ``pattern`` holds; ``""`` when unknown.
 
@@ -307,6 +302,7 @@ def required_literal(pattern: str) -> str:
     match, and consecutive literal elements match consecutive characters): ``^\\W*[a-z]+,?
     please\\W*$`` gives " please". An entry searched on every sentence is then searched only
     where that string occurs (a C-level ``in`` test). Case-insensitive patterns give ``""``.
+    Cached: an entry keyed by many words is gated once per key.
     """
     try:
         parsed = _sre_parser.parse(pattern)
@@ -375,7 +371,7 @@ class CueIndex:
         for position, source in enumerate(sources):
             keys = key_words(source)
             if keys is not None:
-                compiled = re.compile(literal_first(source))
+                compiled = _compiled_literal_first(source)
                 for key in keys:
                     keyed.setdefault(key, []).append(compiled)
                 continue
@@ -405,7 +401,10 @@ class CueIndex:
         self._by_found: dict[str, tuple[re.Pattern[str], ...]] = {
             start: tuple(
                 dict.fromkeys(
-                    compiled for prefix, patterns in by_start.items() if start.startswith(prefix) for compiled in patterns
+                    compiled
+                    for prefix, patterns in by_start.items()
+                    if start.startswith(prefix)
+                    for compiled in patterns
                 )
             )
             for start in by_start
@@ -432,13 +431,14 @@ class CueIndex:
         """The entries of every literal start ``scan`` finds in ``sentence``, from ``found`` on."""
         tried: set[re.Pattern[str]] = set()
         by_found = self._by_found
-        while found is not None:
-            for compiled in by_found[found.group()]:
+        at: re.Match[str] | None = found
+        while at is not None:
+            for compiled in by_found[at.group()]:
                 if compiled not in tried:
                     if compiled.search(sentence):
                         return True
                     tried.add(compiled)
-            found = scan.search(sentence, found.start() + 1)
+            at = scan.search(sentence, at.start() + 1)
         return False
 
     @property
