@@ -59,7 +59,11 @@ _MAX_KEYS = 64
 #: ``bytes.translate`` table: every ASCII character ``WORD`` does not match becomes a space
 #: (bytes tables run several times faster than ``str.translate`` with a dict).
 _ASCII_NON_WORD = bytes(code if code < 128 and WORD.match(chr(code)) else 32 for code in range(256))
+#: The same for UTF-8 bytes of text whose non-ASCII characters are all word characters: bytes >= 128 kept.
+_UTF8_NON_WORD = bytes(code if code >= 128 or WORD.match(chr(code)) else 32 for code in range(256))
 _WORD_CHAR = re.compile(r"\w")
+#: A non-ASCII character that is not a word character ("¿", "«", "’", a no-break space, lone surrogates).
+_NON_ASCII_NON_WORD = re.compile(r"[^\w\x00-\x7f]")
 
 
 class _NoKey(Exception):
@@ -217,6 +221,132 @@ def _starts(items: Sequence[Any], prefix: str) -> frozenset[str]:
     return frozenset({prefix})
 
 
+#: A source that opens with a word boundary and a literal word ("\\bje\\s+ne", "\\bcannot\\b").
+_BOUNDED_WORD_START = re.compile(r"\\b(\w+)")
+
+
+def literal_first(source: str) -> str:
+    """``source`` with its leading ``\\b`` moved behind a literal: the same matches, found faster.
+
+    ``re`` finds a pattern fast when it opens with a literal (it scans for that character
+    or string in C, and an alternation whose branches all open with one skips by their
+    first characters); a leading ``\\b`` hides the literal, so each search of a cue entry
+    tried the whole pattern at every position. ``\\b<word>`` becomes ``<word>(?<!\\w.{n})``:
+    after the word's ``n`` characters, the look-behind asserts what the boundary did (no
+    word character right before the word; the word's characters are word characters, so
+    the boundary held there exactly when the character before is not one).
+    (``\\b(?:est|sont|c'est)``, the same look-behind in each alternative, measured slower.) An entry
+    wrapped whole in ``(?:...)`` is unwrapped first (``"a|b"`` is ``"(?:a|b)"``). Word
+    characters in a source are literal; a quantifier after the run ("\\bcould?") keeps
+    its character out of the moved word. Anything else is returned as it is.
+    """
+    inner = _unwrapped(source)
+    match = _BOUNDED_WORD_START.match(inner)
+    if match is None:
+        return source
+    word, rest = match.group(1), inner[match.end() :]
+    if rest[:1] in ("?", "*", "+", "{"):
+        word, rest = word[:-1], word[-1:] + rest
+    if not word:
+        return source
+    return f"{word}(?<!\\w.{{{len(word)}}}){rest}"
+
+
+def _compiled_literal_first(source: str) -> re.Pattern[str]:
+    """:func:`literal_first` of ``source``, compiled (``source`` itself should the rewrite not compile)."""
+    try:
+        return re.compile(literal_first(source))
+    except (re.error, RecursionError, OverflowError):  # pragma: no cover - the rewrite keeps a valid source valid
+        return re.compile(source)
+
+
+def _unwrapped(source: str) -> str:
+    """``X`` for a source that is one ``(?:X)`` group as a whole, else ``source``.
+
+    The group's closing parenthesis is found by a scan that steps over escapes and
+    character classes; comments (which may hold any character) are left as they are.
+    """
+    if not (source.startswith("(?:") and source.endswith(")")) or "(?#" in source:
+        return source  # (a verbose pattern opens with its "(?x)" flag, so it never starts with "(?:")
+    depth, index, in_class = 0, 0, False
+    while index < len(source):
+        char = source[index]
+        if char == "\\":
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            index += 1
+            if source[index : index + 1] == "^":
+                index += 1
+            if source[index : index + 1] == "]":  # "[]...]", "[^]...]": a leading "]" is literal
+                index += 1
+            continue
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return _unwrapped(source[3:-1]) if index == len(source) - 1 else source
+        index += 1
+    return source
+
+
+@lru_cache(maxsize=8192)
+def required_literal(pattern: str) -> str:
+    """The longest run of literal characters every match of ``pattern`` holds; ``""`` when unknown.
+
+    Read from the pattern's top-level sequence (an element there is matched once by every
+    match, and consecutive literal elements match consecutive characters): ``^\\W*[a-z]+,?
+    please\\W*$`` gives " please". An entry searched on every sentence is then searched only
+    where that string occurs (a C-level ``in`` test). Case-insensitive patterns give ``""``.
+    Cached: an entry keyed by many words is gated once per key.
+    """
+    try:
+        parsed = _sre_parser.parse(pattern)
+    except (re.error, RecursionError, TypeError, ValueError, OverflowError):
+        return ""
+    if parsed.state.flags & re.IGNORECASE:
+        return ""
+    best, run = "", ""
+    for op, av in parsed:
+        if op is _LITERAL:
+            run += chr(av)
+            best = max(best, run, key=len)
+        elif op is _AT or op in _ASSERTS:
+            continue  # zero-width: the characters on either side are still consecutive
+        else:
+            run = ""
+    return best
+
+
+def trie_pattern(literals: Iterable[str]) -> re.Pattern[str]:
+    """A regex matching exactly the ``literals``, the longest one where several start at a position.
+
+    The literals are factored into a trie (``je (?:peux|vais)``): an alternation of the
+    literals themselves makes the engine try every one at every position, while the trie
+    tries one branch per distinct next character. An optional tail (``je(?: peux)?``) is
+    greedy, so the match is the longest literal beginning where it starts.
+    """
+    trie: dict[str, Any] = {}
+    for literal in literals:
+        node = trie
+        for char in literal:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a literal ends here
+    return re.compile(_trie_source(trie))
+
+
+def _trie_source(node: dict[str, Any]) -> str:
+    branches = [re.escape(char) + _trie_source(child) for char, child in sorted(node.items()) if char]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    return f"(?:{body})?" if "" in node else body
+
+
 #: Characters from here on (CJK radicals, kana, Han, Hangul, full-width forms) are CJK.
 _CJK_START = "\u2e80"
 
@@ -233,60 +363,88 @@ class CueIndex:
     """
 
     def __init__(self, sources: Sequence[str], *, leave_unkeyed: bool = False) -> None:
-        self._unkeyed: list[re.Pattern[str]] = []
-        self._by_key: dict[Key, list[re.Pattern[str]]] = {}
+        #: (a literal every match holds, or "" when none is known; the entry)
+        self._unkeyed: list[tuple[str, re.Pattern[str]]] = []
+        keyed: dict[Key, list[re.Pattern[str]]] = {}
         self.left_out: list[int] = []
         by_start: dict[str, list[re.Pattern[str]]] = {}
         for position, source in enumerate(sources):
             keys = key_words(source)
             if keys is not None:
-                compiled = re.compile(source)
+                compiled = _compiled_literal_first(source)
                 for key in keys:
-                    self._by_key.setdefault(key, []).append(compiled)
+                    keyed.setdefault(key, []).append(compiled)
                 continue
             starts = literal_starts(source)
             if leave_unkeyed and (not starts or any(start[0] >= _CJK_START for start in starts)):
                 self.left_out.append(position)
             elif not starts:
-                self._unkeyed.append(re.compile(source))
+                self._unkeyed.append((required_literal(source), re.compile(source)))
             else:
                 compiled = re.compile(source)
                 for start in starts:
                     by_start.setdefault(start, []).append(compiled)
-        self._by_key = {key: _merged(patterns) for key, patterns in self._by_key.items()}
+        #: key -> (a literal every match holds, or ""; entries): see :func:`_gated`
+        self._by_key: dict[Key, list[tuple[str, re.Pattern[str]]]] = {
+            key: _gated(key, patterns) for key, patterns in keyed.items()
+        }
         self._keys = frozenset(self._by_key)
         _register(self._keys)
-        # Two-level gate: a list holds up to ~150 starts ("je peux", "je vais", ...), and one
-        # ``in`` test per start would cost more than the regex scan it saves; the starts are
-        # grouped by their first four characters, so most groups are skipped with one test.
-        by_lead: dict[str, list[tuple[str, list[re.Pattern[str]]]]] = {}
-        for start, patterns in by_start.items():
-            by_lead.setdefault(start[:4], []).append((start, patterns))
-        self._by_lead = tuple((lead, tuple(group)) for lead, group in by_lead.items())
+        # One C-level scan finds the literal starts a sentence holds: a list holds up to ~200 of
+        # them ("je peux", "je vais", ...), and one ``in`` test each (even grouped by their first
+        # characters) cost several times that scan. The scan's pattern is a trie (see
+        # :func:`trie_pattern`): at each position it tries one branch per distinct next
+        # character, never one per start. It finds the longest start at each position it
+        # stops at; the starts that are prefixes of that one begin there too, so each found
+        # start brings the entries of all its prefixes (``_by_found``).
+        self._start_scan = trie_pattern(by_start) if by_start else None
+        self._by_found: dict[str, tuple[re.Pattern[str], ...]] = {
+            start: tuple(
+                dict.fromkeys(
+                    compiled
+                    for prefix, patterns in by_start.items()
+                    if start.startswith(prefix)
+                    for compiled in patterns
+                )
+            )
+            for start in by_start
+        }
 
     def search(self, sentence: str, keys: frozenset[Key]) -> bool:
         """Does any entry match ``sentence``? ``keys``: :func:`indexed_keys` (or :func:`sentence_keys`) of it."""
-        for compiled in self._unkeyed:
-            if compiled.search(sentence):
+        for needed, compiled in self._unkeyed:
+            if needed in sentence and compiled.search(sentence):  # ("" is in every sentence)
                 return True
         by_key = self._by_key
         for key in self._keys.intersection(keys):  # a C-level walk over the smaller set
-            for compiled in by_key[key]:
-                if compiled.search(sentence):
+            for needed, compiled in by_key[key]:
+                if needed in sentence and compiled.search(sentence):  # ("" is in every sentence)
                     return True
-        for lead, group in self._by_lead:
-            if lead in sentence:
-                for start, patterns in group:
-                    if start in sentence:
-                        for compiled in patterns:
-                            if compiled.search(sentence):
-                                return True
+        scan = self._start_scan
+        if scan is not None:
+            found = scan.search(sentence)
+            if found is not None:
+                return self._search_started(sentence, found, scan)
+        return False
+
+    def _search_started(self, sentence: str, found: re.Match[str], scan: re.Pattern[str]) -> bool:
+        """The entries of every literal start ``scan`` finds in ``sentence``, from ``found`` on."""
+        tried: set[re.Pattern[str]] = set()
+        by_found = self._by_found
+        at: re.Match[str] | None = found
+        while at is not None:
+            for compiled in by_found[at.group()]:
+                if compiled not in tried:
+                    if compiled.search(sentence):
+                        return True
+                    tried.add(compiled)
+            at = scan.search(sentence, at.start() + 1)
         return False
 
     @property
     def empty(self) -> bool:
         """True when every entry was left out (``leave_unkeyed``): ``search`` can never match."""
-        return not self._unkeyed and not self._by_key and not self._by_lead
+        return not self._unkeyed and not self._by_key and self._start_scan is None
 
     @property
     def unkeyed(self) -> int:
@@ -298,6 +456,35 @@ class CueIndex:
 _GROUP_REFERENCE = re.compile(r"\\[1-9]|\(\?P[<=]|\(\?<[^=!]")
 
 
+#: A required literal shorter than this is too common to be worth its ``in`` test.
+_MIN_REQUIRED = 3
+
+
+def _gated(key: Key, patterns: list[re.Pattern[str]]) -> list[tuple[str, re.Pattern[str]]]:
+    """The entries of one key, each behind a literal every match of it holds (:func:`required_literal`).
+
+    A key word says where a match may start, not whether the rest is there: "ist" keys
+    ``\\b(?:ist|sind)\\b[^.?!]{0,80}\\bausgeschlossen\\b``, and most sentences with "ist"
+    lack "ausgeschlossen", which one ``in`` test tells for a fraction of a search. Entries
+    with such a literal (at least :data:`_MIN_REQUIRED` characters, not inside the key
+    itself) are searched apart, each only where its literal occurs; the others are merged
+    into one alternation (:func:`_merged`) and searched whenever the key is there.
+    """
+    gated: list[tuple[str, re.Pattern[str]]] = []
+    rest: list[re.Pattern[str]] = []
+    for compiled in patterns:
+        needed = required_literal(_unwrapped(compiled.pattern)) if compiled.flags == _PLAIN_FLAGS else ""
+        if len(needed) >= _MIN_REQUIRED and needed not in key:
+            gated.append((needed, compiled))
+        else:
+            rest.append(compiled)
+    return gated + [("", compiled) for compiled in _merged(rest)]
+
+
+#: The flags of a pattern compiled without any (``re`` adds UNICODE to every str pattern).
+_PLAIN_FLAGS = re.compile("").flags
+
+
 def _merged(patterns: list[re.Pattern[str]]) -> list[re.Pattern[str]]:
     """The entries of one key as one alternation (one scan of the sentence instead of one each).
 
@@ -307,11 +494,18 @@ def _merged(patterns: list[re.Pattern[str]]) -> list[re.Pattern[str]]:
     """
     if len(patterns) < 2:
         return patterns
+    # entries that open with a literal are merged apart from the rest: one branch without a
+    # literal start would hide the others' from the engine (see literal_first)
+    literal = [pattern for pattern in patterns if _WORD_CHAR.match(pattern.pattern)]
+    if literal and len(literal) < len(patterns):
+        return _merged(literal) + _merged([pattern for pattern in patterns if pattern not in literal])
     flags = {pattern.flags for pattern in patterns}
     if len(flags) != 1 or any(_GROUP_REFERENCE.search(pattern.pattern) for pattern in patterns):
         return patterns
     try:
-        return [re.compile("|".join(f"(?:{pattern.pattern})" for pattern in patterns), flags.pop())]
+        # no "(?:...)" around each entry: "a|b" is "(?:a)|(?:b)" (alternation binds loosest), and a
+        # branch that opens with a literal (:func:`literal_first`) lets the engine skip by it
+        return [re.compile("|".join(pattern.pattern for pattern in patterns), flags.pop())]
     except (re.error, RecursionError, OverflowError):
         return patterns
 
@@ -361,4 +555,9 @@ def _words(sentence: str) -> list[str]:
     # ASCII text: non-word characters to spaces (as bytes) and a split, several times faster than findall
     if sentence.isascii():
         return sentence.encode("ascii").translate(_ASCII_NON_WORD).decode("ascii").split()
+    if _NON_ASCII_NON_WORD.search(sentence) is None:
+        # accented Latin (and CJK runs) with no non-ASCII mark or space: every non-ASCII character is
+        # a word character, so the same split on the UTF-8 bytes gives the same words (bytes >= 128
+        # pass through the table untouched)
+        return sentence.encode("utf-8").translate(_UTF8_NON_WORD).decode("utf-8").split()
     return WORD.findall(sentence)

@@ -186,6 +186,8 @@ def _mask_blockquotes(text: str) -> str:
 _SPACES_IN_LINE = re.compile(r"[^\S\n]+")
 #: ASCII whitespace other than " " and "\n" (what ``\s`` and ``str.isspace`` accept).
 _OTHER_ASCII_SPACES = ("\t", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f")
+#: What ``_SPACES_IN_LINE.sub(" ", text)`` rewrites: an in-line space other than " ", or a run of two.
+_IRREGULAR_SPACE = re.compile(r"[^\S\n ]|[^\S\n]{2}")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 # "Posted 🎉 Want me to ...": an emoji followed by a space ends a sentence too (pictographs,
 # dingbats and arrows; a variation selector may follow the emoji).
@@ -615,9 +617,12 @@ def _irregular_spaces(text: str) -> bool:
     """Could collapsing runs of in-line whitespace to one space change ``text``?
 
     The rewrite replaces every single space by itself too, and that costs more than
-    these ``in`` tests on ASCII text (other text is always rewritten).
+    these ``in`` tests on ASCII text; other text gets one scan for what the rewrite changes
+    (a space other than " " and "\n", or two in a row).
     """
-    if not text.isascii() or "  " in text:
+    if not text.isascii():
+        return _IRREGULAR_SPACE.search(text) is not None
+    if "  " in text:
         return True
     return any(space in text for space in _OTHER_ASCII_SPACES)
 

@@ -431,20 +431,38 @@ def _marker_pattern(markers: tuple[str, ...]) -> re.Pattern[str] | None:
 
 @lru_cache(maxsize=64)
 def _marker_openers(markers: tuple[str, ...]) -> frozenset[str] | None:
-    """First characters of the markers when each is ASCII punctuation ("<", "["), else ``None``.
+    """One caseless character of each marker ("<" of "<tool_call", "[" of "functools["), else ``None``.
 
-    Such a character has no other case, so a case-insensitive match needs it in the text:
-    most emissions hold neither "<" nor "[" and skip the case-insensitive scan.
+    An ASCII character that is no letter or digit has no other case, so a case-insensitive
+    match of the marker needs it in the text as it is: most emissions hold neither "<" nor
+    "[" and skip the case-insensitive scan. A marker without such a character gives ``None``
+    (every text is scanned).
     """
-    firsts = {marker[0] for marker in markers if marker}
-    if not firsts or any(not (first.isascii() and not first.isalnum() and first != "_") for first in firsts):
-        return None
-    return frozenset(firsts)
+    anchors = set()
+    for marker in markers:
+        if not marker:
+            continue
+        anchor = next((char for char in marker if char.isascii() and not char.isalnum()), None)
+        if anchor is None:
+            return None
+        anchors.add(anchor)
+    return frozenset(anchors) if anchors else None
 
 
 def _may_hold_marker(text: str, markers: tuple[str, ...]) -> bool:
     openers = _marker_openers(markers)
     return openers is None or any(opener in text for opener in openers)
+
+
+def _may_hold_call_syntax(text: str) -> bool:
+    """Could any call syntax below (not the markers) be in ``text``? Most emissions are prose without these.
+
+    Every test after the markers needs one of four characters: the paper's rules ``[``,
+    ``<tool_call`` or ``{``; the normalisation and JSON payloads ``{`` or ``[``; Python call
+    syntax (whole, per line, fenced or embedded) an opening ``(``. Four C-level ``in`` tests
+    replace a dozen regex scans and parser guards on plain text.
+    """
+    return "(" in text or "[" in text or "{" in text or "<" in text
 
 
 def text_holds_tool_call(text: str, markers: Iterable[str] = ()) -> bool:
@@ -459,10 +477,12 @@ def text_holds_tool_call(text: str, markers: Iterable[str] = ()) -> bool:
     """
     if not text or not text.strip():
         return False
-    if paper_text_is_tool_call(text):
-        return True
     marker_pattern = _marker_pattern(tuple(markers))
     if marker_pattern is not None and _may_hold_marker(text, tuple(markers)) and marker_pattern.search(text):
+        return True
+    if not _may_hold_call_syntax(text):
+        return False  # prose: every test below needs one of "( [ { <" (see _may_hold_call_syntax)
+    if paper_text_is_tool_call(text):
         return True
     if "{" in text and paper_normalize(text) != text:  # it only rewrites text that opens with "{" or "[{"
         return True
