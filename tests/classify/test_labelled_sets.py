@@ -25,8 +25,8 @@ FIELDS = {"id", "split", "role", "content", "label", "note"}  # tool_calls: abse
 HELD_OUT = ("-holdout-i.jsonl",)
 
 #: Accuracy floors of the default scheme on the never-tuned held-out rows (batch i), per language.
-#: Measured when the rules were frozen: en 93.6, es 93.3, fr 86.7, de 98.3, pt 88.3, it 95.0, zh 80.0, ja 88.3.
-FLOORS = {"en": 0.90, "es": 0.88, "fr": 0.83, "de": 0.93, "pt": 0.83, "it": 0.90, "zh": 0.76, "ja": 0.83}
+#: Measured when the rules were frozen: en 93.6, es 93.3, fr 88.3, de 98.3, pt 88.3, it 95.0, zh 80.0, ja 88.3.
+FLOORS = {"en": 0.90, "es": 0.88, "fr": 0.85, "de": 0.93, "pt": 0.83, "it": 0.90, "zh": 0.76, "ja": 0.83}
 
 
 def read(path: Path) -> list[dict]:
@@ -83,7 +83,7 @@ def test_default_scheme_on_the_never_tuned_held_out_rows(held_out):
     for code, floor in FLOORS.items():
         assert accuracy[code] >= floor, (code, accuracy[code])
     overall = sum(sum(hits) for hits in by_language.values()) / len(held_out)
-    assert overall >= 0.89  # measured 92.0 %
+    assert overall >= 0.89  # measured 92.1 %
     assert overall - paper_hits / len(held_out) >= 0.30  # the paper scheme: 46.8 %
 
 

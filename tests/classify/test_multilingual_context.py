@@ -119,7 +119,9 @@ def test_plan_header_over_a_list_is_a_plan(label, text):
 
 def test_traced_reasons_name_the_new_rules():
     rules = LanguageRules("pt", load_builtin_language("pt"))
-    assert [found[1] for found in rules.trace("Olá! Em que posso te ajudar hoje?") or []] == ["other:greeting_question"]
+    assert [found[1] for found in rules.trace("Olá! Precisa de ajuda com algo hoje?") or []] == [
+        "other:greeting_question"
+    ]
     de = LanguageRules("de", load_builtin_language("de"))
     reasons = {found[1] for found in de.trace("Das lässt sich nicht rückgängig machen – wirklich fortfahren?") or []}
     assert reasons & {"confirm:consent_emphasis", "confirm:consent_clause"}

@@ -241,5 +241,5 @@ def compile_phrases(entries: tuple[str, ...]) -> re.Pattern[str] | None:
 
 def alternation(words: Iterable[str]) -> str:
     """``(?:a|b|c)`` of escaped words, longest first so that ``zip code`` beats ``zip``."""
-    ordered = sorted({fold(w) for w in words if w.strip()}, key=len, reverse=True)
+    ordered = sorted({fold(w) for w in words if w.strip()}, key=lambda w: (-len(w), w))  # ties by text, not hash
     return "(?:" + "|".join(r"\s+".join(map(re.escape, w.split(" "))) for w in ordered) + ")"

@@ -246,7 +246,9 @@ _BACK_REFERENCE = re.compile(r"\\[1-9]|\(\?P=")
 
 
 def _compile(entries: Iterable[str], prefix: bool = False) -> _Cues | None:
-    ordered = sorted({e for e in entries if e.strip()}, key=len, reverse=True)
+    # Longest first (an alternation takes its first match); ties by text, never by set order, which
+    # follows the string hash and so PYTHONHASHSEED (explanations and labels must not depend on it).
+    ordered = sorted({e for e in entries if e.strip()}, key=lambda e: (-len(e), e))
     if not ordered:
         return None
     phrases = [e for e in ordered if not e.startswith("re:")]
