@@ -21,6 +21,13 @@ judge`` throughput against ``tooldiag.testing.fake_openai`` answering verdicts.
 If BFCL's venv cannot be built or its ``bfcl`` command does not start, the tooldiag figures
 are still measured and the reason is printed.
 
+Before timing, both harnesses' code is compiled to bytecode (``compileall`` over tooldiag's
+``src/``, this interpreter's site-packages and BFCL's venv), as an installed package is once it
+has been imported or pip has installed it: where ``PYTHONDONTWRITEBYTECODE`` is set (this
+sandbox), every command would otherwise compile each module it imports again, about 0.4 s per
+tooldiag command and more for BFCL's (bench/README.md, "Seventh pass"). ``--no-precompile``
+measures without it.
+
     uv run python bench/compare_bfcl.py --quick            # 40 base cases, 0 ms, BFCL 8 threads: < 3 min
     uv run python bench/compare_bfcl.py --json out.json    # all 800 cases, every configuration
 """
@@ -142,6 +149,22 @@ def ensure_bfcl(work: Path) -> tuple[Path | None, str]:
     if probe.rc != 0:
         return None, f"`{bfcl} --help` failed (exit {probe.rc}):\n{tail(probe.log)}"
     return bfcl, ""
+
+
+def precompile(bfcl: Path | None, work: Path) -> None:
+    """Bytecode for both harnesses' modules, so neither pays compiling on each start (module docstring)."""
+    import site
+    import sysconfig
+
+    folders = [ROOT / "src", Path(sysconfig.get_paths()["purelib"]), *map(Path, site.getsitepackages())]
+    jobs = [[sys.executable, "-m", "compileall", "-q", "-j", "0", *sorted({str(f) for f in folders if f.is_dir()})]]
+    if bfcl is not None:
+        python = bfcl.parent / "python"
+        code = "import site, sys; print(*site.getsitepackages(), sep=chr(10))"
+        found = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=False).stdout.split()
+        jobs.append([str(python), "-m", "compileall", "-q", "-j", "0", *found])
+    for index, job in enumerate(jobs):
+        run_child(job, work / f"compileall-{index}.log")
 
 
 # ----------------------------------------------------------------------------- the server
@@ -471,6 +494,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="cases per category (default: all 200)")
     parser.add_argument("--no-bfcl", action="store_true", help="tooldiag's figures only")
     parser.add_argument("--json", type=Path, default=None, help="write the raw figures here")
+    parser.add_argument("--no-precompile", action="store_true", help="do not compile both harnesses to bytecode first")
     args = parser.parse_args()
     limit = args.limit or (40 if args.quick else None)
     configs = QUICK_CONFIGS if args.quick else FULL_CONFIGS
@@ -481,6 +505,8 @@ def main() -> None:
         bfcl, why = (None, "--no-bfcl given") if args.no_bfcl else ensure_bfcl(work)
         if bfcl is None:
             print(f"BFCL's harness is not measured: {why}", flush=True)
+        if not args.no_precompile:
+            precompile(bfcl, work)
         rows: list[Row] = []
         by_latency: dict[float, Server] = {}
         tooldiag_runs: dict[tuple[float, int], tuple[Side, tuple[float, int]]] = {}
@@ -525,6 +551,7 @@ def main() -> None:
         raw = {
             "host": machine.host_line(),
             "limit_per_category": limit,
+            "precompiled": not args.no_precompile,
             "categories": list(categories),
             "bfcl_unavailable": why,
             "rows": [{**asdict(row), **row.figures()} for row in rows],
