@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tooldiag.models.body_encoding import ToolListEncoder
-from tooldiag.models.openai_compat import build_request_body, encode_request_body
+from tooldiag.models.openai_compat import build_request_body, encode_request_bytes
 from tooldiag.trajectory import GenerationConfig, Message, ToolSpec
 
 
@@ -38,21 +38,21 @@ CHAT = [Message(role="system", content="be brief"), Message(role="user", content
     ],
 )
 def test_spliced_body_is_the_plain_body(tools, tool_choice, config):
-    plain = json.dumps(build_request_body("m", CHAT, tools, tool_choice, config), ensure_ascii=False)
+    plain = json.dumps(build_request_body("m", CHAT, tools, tool_choice, config), ensure_ascii=False).encode()
     encoder = ToolListEncoder()
     for _ in range(2):  # the second time from the encoder's cache
-        assert encode_request_body("m", CHAT, tools, tool_choice, config, encoder) == plain
-    assert encode_request_body("m", CHAT, tools, tool_choice, config) == plain
+        assert encode_request_bytes("m", CHAT, tools, tool_choice, config, encoder) == plain
+    assert encode_request_bytes("m", CHAT, tools, tool_choice, config) == plain
 
 
 def test_a_changed_list_is_encoded_again():
     encoder = ToolListEncoder()
     tools = [tool("cd"), tool("ls")]
-    first = json.loads(encoder.text(tools))
+    first = json.loads(encoder.data(tools))
     tools.append(tool("mv"))  # in place: same list object, other members
-    assert [t["function"]["name"] for t in json.loads(encoder.text(tools))] == ["cd", "ls", "mv"]
+    assert [t["function"]["name"] for t in json.loads(encoder.data(tools))] == ["cd", "ls", "mv"]
     tools[0] = tool("cd", description="another text")
-    assert json.loads(encoder.text(tools))[0]["function"]["description"] == "another text"
+    assert json.loads(encoder.data(tools))[0]["function"]["description"] == "another text"
     assert first[0]["function"]["description"] != "another text"
 
 
@@ -60,19 +60,17 @@ def test_the_cache_is_bounded_and_keeps_recent_lists():
     encoder = ToolListEncoder(size=2)
     lists = [[tool(f"t{i}")] for i in range(3)]
     for tools in lists:
-        encoder.text(tools)
+        encoder.data(tools)
     assert len(encoder) == 2
     assert encoder.lists() == lists[1:]
-    encoder.text(lists[1])  # used again: now the most recent
-    encoder.text(lists[0])
+    encoder.data(lists[1])  # used again: now the most recent
+    encoder.data(lists[0])
     assert encoder.lists() == [lists[1], lists[0]]
 
 
 def test_the_bytes_sent_are_the_plain_body_in_utf8():
     """What the backend posts (spliced as bytes) is the plain body's UTF-8, with a non-ASCII tool
     list and message, from the encoder's cache the second time."""
-    from tooldiag.models.openai_compat import encode_request_bytes
-
     config = GenerationConfig(seed=1, extra_body={"chat_template_kwargs": {"é": True}})
     plain = json.dumps(build_request_body("m", CHAT, TOOLS, "ls", config), ensure_ascii=False).encode("utf-8")
     encoder = ToolListEncoder()

@@ -4,14 +4,14 @@ A BFCL multi-turn request is about 30 KiB, most of it the case's tool list, and 
 sends that same list on every step (7.5 steps per case on average): ``json.dumps`` of the
 whole body was a sixth of the harness's CPU per request (``bench/README.md``, profile).
 :class:`ToolListEncoder` keeps the encoded text of the tool lists sent lately and
-``openai_compat.encode_request_body`` splices it into the body, so each list is encoded
+``openai_compat.encode_request_bytes`` splices it into the body, so each list is encoded
 once per case. The body is the same text as ``json.dumps(build_request_body(...),
 ensure_ascii=False)``, byte for byte (``tests/models/test_body_encoding.py``). A
 list is recognised by identity (the list object and the objects in it), which is how
 every runner passes tools: one list per case, replaced (not edited) when the tools
 change. A caller that edits a :class:`~tooldiag.trajectory.ToolSpec` in place between
 two requests of the same list would get the old text; no runner does, and
-:meth:`ToolListEncoder.text` documents it.
+:meth:`ToolListEncoder.data` documents it.
 
 The cache holds the list's UTF-8 bytes, not its text (issue 16, sixth pass): the body is
 spliced as bytes (``openai_compat.encode_request_bytes``), so the 25 KiB tool list is neither
@@ -51,14 +51,11 @@ class ToolListEncoder:
         with self._lock:
             return [entry[0] for entry in self._entries.values()]
 
-    def text(self, tools: list[ToolSpec]) -> str:
-        """``json.dumps([t.to_openai() for t in tools], ensure_ascii=False)``, from the cache
-        when this very list (with the same tool objects in it) was encoded before.
-        Tools are treated as values: build a new ``ToolSpec`` rather than edit one in place."""
-        return self.data(tools).decode("utf-8")
-
     def data(self, tools: list[ToolSpec]) -> bytes:
-        """:meth:`text` as UTF-8 bytes (what the body splices), from the cache on the same terms."""
+        """``json.dumps([t.to_openai() for t in tools], ensure_ascii=False)`` as UTF-8 bytes (what the
+        body splices), from the cache when this very list (with the same tool objects in it) was
+        encoded before. Tools are treated as values: build a new ``ToolSpec`` rather than edit one
+        in place."""
         key, members = id(tools), tuple(map(id, tools))
         with self._lock:
             entry = self._entries.get(key)

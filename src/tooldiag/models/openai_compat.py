@@ -97,21 +97,8 @@ def _tool_choice_body(tool_choice: str) -> str | dict[str, Any]:
     return {"type": "function", "function": {"name": tool_choice}}
 
 
-#: ``extra_body`` keys that override what :func:`encode_request_body` splices: such a body is encoded whole.
+#: ``extra_body`` keys that override what :func:`encode_request_bytes` splices: such a body is encoded whole.
 _SPLICED_KEYS = frozenset({"model", "messages", "tools", "tool_choice"})
-
-
-def encode_request_body(
-    model: str,
-    messages: list[Message],
-    tools: list[ToolSpec] | None,
-    tool_choice: ToolChoice,
-    config: GenerationConfig,
-    encoder: ToolListEncoder | None = None,
-) -> str:
-    """``json.dumps(build_request_body(...), ensure_ascii=False)``, the same text, with the
-    tool list's JSON taken from ``encoder`` (encoded once per list, not once per step)."""
-    return encode_request_bytes(model, messages, tools, tool_choice, config, encoder).decode("utf-8")
 
 
 def encode_request_bytes(
@@ -122,8 +109,9 @@ def encode_request_bytes(
     config: GenerationConfig,
     encoder: ToolListEncoder | None = None,
 ) -> bytes:
-    """:func:`encode_request_body` as the UTF-8 bytes sent, spliced as bytes: the cached tool
-    list is joined once into the body, never copied into a string first (``body_encoding.py``)."""
+    """``json.dumps(build_request_body(...), ensure_ascii=False)`` as the UTF-8 bytes sent, with the
+    tool list's JSON taken from ``encoder`` (encoded once per list, not once per step) and spliced as
+    bytes: never copied into a string first (``body_encoding.py``)."""
     if encoder is None or not tools or not _SPLICED_KEYS.isdisjoint(config.extra_body):
         body = build_request_body(model, messages, tools, tool_choice, config)
         return json.dumps(body, ensure_ascii=False).encode("utf-8")
